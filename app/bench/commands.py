@@ -1,0 +1,21 @@
+"""``memvault bench ...``: each benchmark module in this package adds its own sub-command."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+_BENCHES = ("embed", "ingest", "guard", "longmemeval", "locomo", "latency", "report")
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser("bench", help="benchmarks on real data; each prints a table, --json writes keys")
+    bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    for name in _BENCHES:
+        try:
+            module = importlib.import_module(f"app.bench.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"app.bench.{name}":
+                continue
+            raise
+        module.add_parser(bench_sub)

@@ -1,0 +1,69 @@
+"""One exception hierarchy for the whole service.
+
+The API maps these to HTTP in one handler (``app.api.errors``); the CLI prints ``str(exc)`` and exits 1.
+Database driver errors are translated into these in one place (``app.db.connector``).
+"""
+
+from __future__ import annotations
+
+
+class MemvaultError(Exception):
+    """Base class. ``status`` is the HTTP status the API answers with."""
+
+    status: int = 500
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class ConfigError(MemvaultError):
+    """Settings or environment that cannot work (wrong embedder for the database, missing path)."""
+
+
+class ProvisionError(MemvaultError):
+    """The embedded PostgreSQL could not be set up or started."""
+
+
+class DatabaseError(MemvaultError):
+    """A database failure that is not the caller's fault."""
+
+
+class DatabaseUnavailable(DatabaseError):
+    status = 503
+
+
+class MissingExtension(DatabaseError):
+    """The server lacks ``vector`` or ``age``."""
+
+
+class NotFound(MemvaultError):
+    status = 404
+
+
+class Conflict(MemvaultError):
+    status = 409
+
+
+class InvalidInput(MemvaultError):
+    status = 422
+
+
+class PayloadTooLarge(MemvaultError):
+    status = 413
+
+
+class ModelError(MemvaultError):
+    """A model backend failed (timeout, HTTP error, unusable output). Callers degrade on it."""
+
+    status = 502
+
+
+class CircuitOpen(ModelError):
+    """The circuit breaker is open: the backend is skipped without being called."""
+
+    status = 503

@@ -1,0 +1,79 @@
+"""Settings: the only module that reads the environment (prefix ``MEMVAULT_``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+EmbedderName = Literal["use", "e5", "minilm-onnx", "mlx", "openai", "hash"]
+RerankerName = Literal["none", "http", "mlx", "fitgate"]
+LLMName = Literal["heuristic", "openai", "mlx"]
+
+
+def _default_data_dir() -> Path:
+    return Path.home() / ".local" / "share" / "memvault"
+
+
+class Settings(BaseSettings):
+    """Every tunable of the service. Read once, cached by :func:`get_settings`."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMVAULT_", env_file=None, extra="ignore")
+
+    # --- database -------------------------------------------------------------------------------
+    database_url: str | None = Field(
+        default=None,
+        description="An external PostgreSQL 17 server with pgvector and AGE. Unset: the embedded cluster.",
+    )
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Embedded cluster and caches.")
+    db_port: int = Field(default=0, description="Embedded cluster port; 0 picks a free one on first start.")
+    db_name: str = "memvault"
+    debian_mirror: str = "http://deb.debian.org/debian"
+    pool_min_size: int = 1
+    pool_max_size: int = 10
+
+    # --- models ---------------------------------------------------------------------------------
+    embedder: EmbedderName = "use"
+    embedder_model_path: Path | None = Field(default=None, description="Local weights for the mlx embedder.")
+    embedder_url: str | None = Field(default=None, description="Base URL of an OpenAI-compatible server.")
+    embedder_model: str | None = Field(default=None, description="Model name sent to the embeddings server.")
+    embedder_dim: int | None = Field(default=None, description="Dimension of the openai embedder's vectors.")
+    embedder_timeout_s: float = 10.0
+
+    reranker: RerankerName = "none"
+    reranker_url: str | None = None
+    reranker_model: str | None = None
+    reranker_model_path: Path | None = None
+    reranker_timeout_s: float = 5.0
+
+    llm: LLMName = "heuristic"
+    llm_url: str | None = None
+    llm_model: str | None = None
+    llm_model_path: Path | None = None
+    llm_timeout_s: float = 30.0
+    llm_max_retries: int = 2
+
+    api_key: SecretStr | None = Field(default=None, description="Bearer key for the OpenAI-compatible servers.")
+
+    breaker_failures: int = 3
+    breaker_open_s: float = 600.0
+
+    # --- service --------------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8420
+    worker_concurrency: int = 2
+    max_content_chars: int = 20_000
+    max_batch_items: int = 500
+    session_idle_close_s: int = 1800
+
+    @property
+    def embedded(self) -> bool:
+        return self.database_url is None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
