@@ -1,0 +1,160 @@
+"""The only database boundary: one async psycopg pool, type adapters, vault scoping, error translation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg import errors as pgerrors
+from psycopg.adapt import Loader
+from psycopg.rows import dict_row
+from psycopg.types import TypeInfo
+from psycopg_pool import AsyncConnectionPool
+
+from app.errors import (
+    ConfigError,
+    Conflict,
+    DatabaseError,
+    DatabaseUnavailable,
+    InvalidInput,
+    MemvaultError,
+    NotFound,
+)
+
+log = logging.getLogger(__name__)
+
+# SQLSTATEs raised by memvault's own SQL functions.
+_CUSTOM_SQLSTATES: dict[str, type[MemvaultError]] = {
+    "MVEMB": ConfigError,
+    "MV404": NotFound,
+    "MV409": Conflict,
+    "MV422": InvalidInput,
+}
+
+
+class AgtypeLoader(Loader):
+    """Loads AGE's ``agtype`` with apache-age-python's parser (vertices, edges, paths, scalars)."""
+
+    def load(self, data: Any) -> Any:
+        from age.age import parseAgeValue
+
+        return parseAgeValue(bytes(data).decode("utf-8"))
+
+
+def translate(exc: Exception) -> MemvaultError:
+    """Map a driver error to the application's hierarchy (the one place this happens)."""
+    if isinstance(exc, MemvaultError):
+        return exc
+    if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
+        return DatabaseUnavailable(f"database unavailable: {exc}", hint="is the server up? try `memvault db status`")
+    sqlstate = getattr(exc, "sqlstate", None)
+    diag = getattr(exc, "diag", None)
+    message = (diag.message_primary if diag is not None and diag.message_primary else str(exc)).strip()
+    hint = diag.message_hint if diag is not None else None
+    if sqlstate in _CUSTOM_SQLSTATES:
+        return _CUSTOM_SQLSTATES[sqlstate](message, hint=hint)
+    if isinstance(exc, pgerrors.UniqueViolation):
+        return Conflict(message, hint=hint)
+    if isinstance(exc, (pgerrors.CheckViolation, pgerrors.ForeignKeyViolation, pgerrors.NotNullViolation,
+                        pgerrors.InvalidTextRepresentation, pgerrors.StringDataRightTruncation,
+                        pgerrors.NumericValueOutOfRange, pgerrors.InvalidDatetimeFormat)):
+        return InvalidInput(message, hint=hint)
+    return DatabaseError(f"database error ({sqlstate}): {message}", hint=hint)
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise translate(exc) from exc
+
+
+async def configure_connection(conn: psycopg.AsyncConnection) -> None:
+    """Pool hook: AGE loaded, pgvector and agtype adapters registered once per connection."""
+    await conn.execute("LOAD 'age'")
+    await register_vector_async(conn)
+    info = await TypeInfo.fetch(conn, "ag_catalog.agtype")
+    if info is None:
+        raise DatabaseError("type ag_catalog.agtype not found", hint="run `memvault migrate` (creates extension age)")
+    conn.adapters.register_loader(info.oid, AgtypeLoader)
+    await conn.commit()
+
+
+class Database:
+    """An async connection pool with vault-scoped transactions.
+
+    ``transaction(vault_id)`` acts as the ``memvault_app`` role with ``memvault.vault_id`` set, so row-level
+    security decides what the statements see. ``transaction()`` without a vault acts as the owner (used by
+    migrations, vault administration and cross-vault background jobs).
+    """
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+        self.url = url
+        self.pool = AsyncConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            open=False,
+            configure=configure_connection,
+            kwargs={"row_factory": dict_row, "autocommit": False},
+            name="memvault",
+        )
+
+    async def open(self) -> None:
+        try:
+            await self.pool.open(wait=True, timeout=30)
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+        except Exception as exc:  # psycopg_pool.PoolTimeout carries the connection error in its text
+            raise DatabaseUnavailable(f"could not open a connection pool to {_redact(self.url)}: {exc}",
+                                      hint="check `memvault db status` or MEMVAULT_DATABASE_URL") from exc
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def __aenter__(self) -> Database:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def transaction(self, vault_id: UUID | None = None) -> AsyncIterator[psycopg.AsyncConnection]:
+        try:
+            async with self.pool.connection() as conn:
+                async with conn.transaction():
+                    if vault_id is not None:
+                        await conn.execute(
+                            "SELECT set_config('memvault.vault_id', %s, true), set_config('role', 'memvault_app', true)",
+                            (str(vault_id),),
+                        )
+                    yield conn
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+
+    async def fetchall(self, query: str, params: Any = None, *, vault_id: UUID | None = None) -> list[dict]:
+        async with self.transaction(vault_id) as conn:
+            cur = await conn.execute(query, params)
+            return await cur.fetchall()
+
+    async def fetchone(self, query: str, params: Any = None, *, vault_id: UUID | None = None) -> dict | None:
+        async with self.transaction(vault_id) as conn:
+            cur = await conn.execute(query, params)
+            return await cur.fetchone()
+
+
+def _redact(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url

@@ -1,0 +1,95 @@
+"""Schema migrations: Alembic revisions that apply the project's SQL files.
+
+Two kinds of SQL file (STYLE.md): ``sql/incremental/NNN-slug.sql`` run once by the revision that introduces
+them and never edited (their hashes are checked by a test), and ``sql/idempotent/NNN-area.sql``
+(``CREATE OR REPLACE`` functions), re-applied by every revision so a database at head has the newest ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+from app.errors import DatabaseError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SQL_DIR = REPO_ROOT / "sql"
+MIGRATIONS_DIR = REPO_ROOT / "migrations"
+VERSION_TABLE_SCHEMA = "memvault"
+
+
+def incremental_path(name: str) -> Path:
+    path = SQL_DIR / "incremental" / name
+    if not path.is_file():
+        raise DatabaseError(f"missing schema file {path}", hint="the checkout is incomplete; re-clone the repository")
+    return path
+
+
+def idempotent_paths() -> list[Path]:
+    return sorted((SQL_DIR / "idempotent").glob("*.sql"))
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_sql_file(connection, path: Path) -> None:
+    """Run a whole SQL file on an Alembic/SQLAlchemy connection, inside its transaction."""
+    run_sql(connection, path.read_text(encoding="utf-8"))
+
+
+def run_sql(connection, text: str) -> None:
+    """Run SQL text with no parameters, so ``%`` in ``format()`` calls is not taken for a placeholder."""
+    connection.connection.driver_connection.execute(text)
+
+
+def apply_incremental(connection, name: str) -> None:
+    run_sql_file(connection, incremental_path(name))
+
+
+def apply_idempotent(connection) -> None:
+    for path in idempotent_paths():
+        run_sql_file(connection, path)
+
+
+def sqlalchemy_url(url: str) -> str:
+    """``postgresql://`` as psycopg 3 under SQLAlchemy."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    raise DatabaseError(f"not a PostgreSQL URL: {url!r}", hint="use postgresql://user@host:port/dbname")
+
+
+def alembic_config(url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("sqlalchemy.url", sqlalchemy_url(url).replace("%", "%%"))
+    return cfg
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    command.upgrade(alembic_config(url), revision)
+
+
+def current_revision(url: str) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+    from sqlalchemy import create_engine
+
+    engine = create_engine(sqlalchemy_url(url))
+    try:
+        with engine.connect() as conn:
+            ctx = MigrationContext.configure(conn, opts={"version_table_schema": VERSION_TABLE_SCHEMA})
+            return ctx.get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config("postgresql://x@localhost/x")).get_current_head()
+    assert head is not None
+    return head

@@ -1,0 +1,341 @@
+"""SQLAlchemy 2 table models of the schema (the DDL itself lives in ``sql/incremental``).
+
+They document the schema for Python readers, let ``alembic check`` verify that a migrated database matches
+what the code expects, and are usable for ad-hoc queries. The service's hot paths call SQL functions.
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    ARRAY,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    REAL,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+
+SCHEMA = "memvault"
+metadata = MetaData(schema=SCHEMA)
+
+TZ = DateTime(timezone=True)
+
+
+def _id() -> Column:
+    return Column("id", BigInteger, nullable=False)
+
+
+embedder_config = Table(
+    "embedder_config", metadata,
+    Column("singleton", Boolean, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("dim", Integer, nullable=False),
+    Column("configured_at", TZ, nullable=False),
+    Column("next_name", Text),
+    Column("next_dim", Integer),
+)
+
+vault = Table(
+    "vault", metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("graph_name", Text, nullable=False, unique=True),
+    Column("created_at", TZ, nullable=False),
+    Column("settings", JSONB, nullable=False),
+)
+
+api_key = Table(
+    "api_key", metadata,
+    Column("id", BigInteger, primary_key=True),
+    Column("vault_id", UUID(as_uuid=True)),
+    Column("prefix", Text, nullable=False, unique=True),
+    Column("key_hash", LargeBinary, nullable=False),
+    Column("scopes", ARRAY(Text), nullable=False),
+    Column("created_at", TZ, nullable=False),
+    Column("revoked_at", TZ),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+session = Table(
+    "session", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("id", Text, nullable=False),
+    Column("started_at", TZ, nullable=False),
+    Column("last_turn_at", TZ, nullable=False),
+    Column("closed_at", TZ),
+    Column("turn_count", Integer, nullable=False),
+    Column("summary", Text),
+    Column("thread_map", JSONB),
+    Column("metadata", JSONB, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+    Index("session_open_idx", "last_turn_at", postgresql_where="closed_at IS NULL"),
+)
+
+turn = Table(
+    "turn", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("session_id", Text, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("said_at", TZ, nullable=False),
+    Column("recorded_at", TZ, nullable=False),
+    Column("metadata", JSONB, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id"),
+    UniqueConstraint("vault_id", "session_id", "seq"),
+    ForeignKeyConstraint(["vault_id", "session_id"], ["memvault.session.vault_id", "memvault.session.id"],
+                         ondelete="CASCADE"),
+)
+
+block = Table(
+    "block", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("kind", Text, nullable=False),
+    Column("category", Text),
+    Column("content", Text, nullable=False),
+    Column("normalized", Text, nullable=False),
+    Column("norm_spans", JSONB, nullable=False),
+    Column("summary", Text),
+    Column("digest", Text),
+    Column("embedding", Vector()),
+    Column("tsv", TSVECTOR, nullable=False),
+    Column("fingerprint", BigInteger, nullable=False),
+    Column("content_hash", LargeBinary, nullable=False),
+    Column("lang", Text),
+    Column("token_count", Integer, nullable=False),
+    Column("session_id", Text),
+    Column("source_kind", Text, nullable=False),
+    Column("trust_score", REAL, nullable=False),
+    Column("confidence", REAL, nullable=False),
+    Column("source_turn_ids", ARRAY(BigInteger), nullable=False),
+    Column("tier", Text, nullable=False),
+    Column("access_count", Integer, nullable=False),
+    Column("last_accessed_at", TZ),
+    Column("feedback_up", Integer, nullable=False),
+    Column("feedback_down", Integer, nullable=False),
+    Column("quarantine_tags", ARRAY(Text), nullable=False),
+    Column("ppr_score", REAL, nullable=False),
+    Column("valid_at", TZ, nullable=False),
+    Column("invalid_at", TZ),
+    Column("superseded_by", BigInteger),
+    Column("recorded_at", TZ, nullable=False),
+    Column("retracted_at", TZ),
+    Column("version", Integer, nullable=False),
+    Column("metadata", JSONB, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+    ForeignKeyConstraint(["vault_id", "superseded_by"], ["memvault.block.vault_id", "memvault.block.id"]),
+    Index("block_tsv_idx", "tsv", postgresql_using="gin"),
+    Index("block_fingerprint_idx", "vault_id", "fingerprint"),
+    Index("block_hash_idx", "vault_id", "content_hash"),
+    Index("block_valid_idx", "vault_id", "valid_at"),
+    Index("block_session_idx", "vault_id", "session_id"),
+)
+
+block_history = Table(
+    "block_history", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("version", Integer, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("category", Text),
+    Column("content", Text, nullable=False),
+    Column("normalized", Text, nullable=False),
+    Column("source_kind", Text, nullable=False),
+    Column("trust_score", REAL, nullable=False),
+    Column("confidence", REAL, nullable=False),
+    Column("tier", Text, nullable=False),
+    Column("valid_at", TZ, nullable=False),
+    Column("invalid_at", TZ),
+    Column("superseded_by", BigInteger),
+    Column("recorded_at", TZ, nullable=False),
+    Column("retracted_at", TZ),
+    Column("replaced_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id", "version"),
+    ForeignKeyConstraint(["vault_id", "id"], ["memvault.block.vault_id", "memvault.block.id"], ondelete="CASCADE"),
+)
+
+block_source = Table(
+    "block_source", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("block_id", BigInteger, nullable=False),
+    Column("turn_id", BigInteger),
+    Column("session_id", Text),
+    Column("source_kind", Text, nullable=False),
+    Column("said_at", TZ, nullable=False),
+    Column("decision", Text, nullable=False),
+    Column("recorded_at", TZ, nullable=False),
+    ForeignKeyConstraint(["vault_id", "block_id"], ["memvault.block.vault_id", "memvault.block.id"],
+                         ondelete="CASCADE"),
+    Index("block_source_block_idx", "vault_id", "block_id"),
+    Index("block_source_turn_idx", "vault_id", "turn_id"),
+)
+
+entity = Table(
+    "entity", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("name", Text, nullable=False),
+    Column("canonical_key", Text, nullable=False),
+    Column("kind", Text),
+    Column("embedding", Vector()),
+    Column("mention_count", Integer, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id"),
+    UniqueConstraint("vault_id", "canonical_key"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+entity_alias = Table(
+    "entity_alias", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("alias_key", Text, nullable=False),
+    Column("alias", Text, nullable=False),
+    Column("entity_id", BigInteger, nullable=False),
+    Column("source", Text, nullable=False),
+    PrimaryKeyConstraint("vault_id", "alias_key"),
+    ForeignKeyConstraint(["vault_id", "entity_id"], ["memvault.entity.vault_id", "memvault.entity.id"],
+                         ondelete="CASCADE"),
+)
+
+triple = Table(
+    "triple", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("subject_id", BigInteger, nullable=False),
+    Column("predicate", Text, nullable=False),
+    Column("object_id", BigInteger, nullable=False),
+    Column("evidence_block_id", BigInteger),
+    Column("confidence", REAL, nullable=False),
+    Column("valid_at", TZ, nullable=False),
+    Column("invalid_at", TZ),
+    Column("recorded_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id"),
+    ForeignKeyConstraint(["vault_id", "subject_id"], ["memvault.entity.vault_id", "memvault.entity.id"],
+                         ondelete="CASCADE"),
+    ForeignKeyConstraint(["vault_id", "object_id"], ["memvault.entity.vault_id", "memvault.entity.id"],
+                         ondelete="CASCADE"),
+    ForeignKeyConstraint(["vault_id", "evidence_block_id"], ["memvault.block.vault_id", "memvault.block.id"],
+                         ondelete="SET NULL (evidence_block_id)"),
+    Index("triple_subject_idx", "vault_id", "subject_id"),
+    Index("triple_object_idx", "vault_id", "object_id"),
+    Index("triple_evidence_idx", "vault_id", "evidence_block_id"),
+)
+
+knowledge_gap = Table(
+    "knowledge_gap", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("query", Text, nullable=False),
+    Column("query_key", Text, nullable=False),
+    Column("incorrect_count", Integer, nullable=False),
+    Column("first_seen_at", TZ, nullable=False),
+    Column("last_seen_at", TZ, nullable=False),
+    Column("resolved_at", TZ),
+    PrimaryKeyConstraint("vault_id", "id"),
+    UniqueConstraint("vault_id", "query_key"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+idempotency_key = Table(
+    "idempotency_key", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("key", Text, nullable=False),
+    Column("request_hash", LargeBinary, nullable=False),
+    Column("status_code", Integer, nullable=False),
+    Column("response", JSONB, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "key"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+recall_log = Table(
+    "recall_log", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("at", TZ, nullable=False),
+    Column("query", Text, nullable=False),
+    Column("intent", Text, nullable=False),
+    Column("mode", Text, nullable=False),
+    Column("thinking", Text, nullable=False),
+    Column("stage_ms", JSONB, nullable=False),
+    Column("returned_ids", ARRAY(BigInteger), nullable=False),
+    Column("tokens_used", Integer, nullable=False),
+    Column("crag_verdict", Text),
+    Column("prefetch_hit", Boolean, nullable=False),
+    PrimaryKeyConstraint("vault_id", "at", "id"),
+    Index("recall_log_vault_at_idx", "vault_id", "at"),
+    postgresql_partition_by="RANGE (at)",
+)
+
+audit_log = Table(
+    "audit_log", metadata,
+    Column("vault_id", UUID(as_uuid=True)),
+    _id(),
+    Column("at", TZ, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("block_id", BigInteger),
+    Column("rule", Text),
+    Column("ruleset_version", Text),
+    Column("detail", JSONB, nullable=False),
+    PrimaryKeyConstraint("at", "id"),
+    Index("audit_log_vault_at_idx", "vault_id", "at"),
+    Index("audit_log_block_idx", "vault_id", "block_id"),
+    postgresql_partition_by="RANGE (at)",
+)
+
+prefetch_cache = Table(
+    "prefetch_cache", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("query_hash", LargeBinary, nullable=False),
+    Column("query", Text, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    Column("confidence", REAL, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    Column("expires_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "query_hash"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+    prefixes=["UNLOGGED"],
+)
+
+# --- what `alembic check` compares ------------------------------------------------------------------------
+
+_RUNTIME_INDEXES = {"block_embedding_hnsw", "entity_embedding_hnsw"}  # built by configure_embedder_v1()
+_PARTITIONED = ("recall_log_", "audit_log_")
+
+
+def include_name(name, type_, parent_names) -> bool:
+    """Compare only the memvault schema (Procrastinate and AGE graphs own theirs)."""
+    if type_ == "schema":
+        return name == SCHEMA
+    if type_ == "table":
+        return name != "alembic_version" and not name.startswith(_PARTITIONED)
+    return True
+
+
+def include_object(obj, name, type_, reflected, compare_to) -> bool:
+    if type_ == "index" and name in _RUNTIME_INDEXES:
+        return False
+    return True
+
+
+def compare_type(context, inspected_column, metadata_column, inspected_type, metadata_type):
+    """Vector columns get their dimension at run time (configure_embedder_v1); don't flag it."""
+    if isinstance(metadata_type, Vector):
+        return False
+    return None
