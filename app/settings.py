@@ -32,6 +32,11 @@ class Settings(BaseSettings):
     db_port: int = Field(default=0, description="Embedded cluster port; 0 picks a free one on first start.")
     db_name: str = "memvault"
     debian_mirror: str = "http://deb.debian.org/debian"
+    rootfs_dir: Path | None = Field(
+        default=None,
+        description="A trixie root filesystem to run the embedded server in (built there if missing), shared by "
+        "several data directories; unset: data_dir/rootfs.",
+    )
     pool_min_size: int = 1
     pool_max_size: int = 10
 
