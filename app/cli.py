@@ -11,7 +11,7 @@ from app.errors import MemvaultError
 # Modules exposing ``add_commands(subparsers)``; each sets ``func`` (args -> exit code) on its parsers.
 _COMMAND_MODULES = (
     "app.db.commands",
-    "app.api.commands",
+    "app.commands",
     "app.models.commands",
     "app.write.commands",
     "app.read.commands",

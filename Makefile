@@ -1,0 +1,34 @@
+# The two commands of the README. Each does all of its own set-up, idempotently:
+#   make serve   virtual environment + dependencies, PostgreSQL 17 with pgvector and AGE, migrations, then the API
+#   make test    the same set-up, then the whole test suite
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-16)
+
+.PHONY: serve test venv db migrate bench clean-venv
+
+$(STAMP): pyproject.toml
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e ".[embedders,test,bench]"
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+db: venv
+	$(VENV)/bin/memvault db up
+
+migrate: db
+	$(VENV)/bin/memvault migrate
+
+serve: migrate
+	$(VENV)/bin/memvault serve
+
+test: db
+	$(VENV)/bin/python -m pytest -q
+
+bench: migrate
+	$(VENV)/bin/memvault bench report
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,74 @@
+"""The Litestar application factory."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+
+from app import __version__
+from app.api.errors import EXCEPTION_HANDLERS
+from app.api.health import HealthController
+from app.services import Services
+from app.settings import Settings, get_settings
+
+# Feature controllers, each in its own package; a missing one is simply not mounted yet.
+_CONTROLLERS = (
+    "app.api.vaults:VaultController",
+    "app.write.api:MemoryController",
+    "app.write.api:SessionController",
+    "app.read.api:RecallController",
+)
+
+
+def _feature_controllers() -> list:
+    found = []
+    for spec in _CONTROLLERS:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        found.append(getattr(module, attr))
+    return found
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None, url: str | None = None) -> Litestar:
+    """Build the API. Pass ``services`` to share already-open ones (tests, benchmarks)."""
+    settings = settings or get_settings()
+    state: dict[str, Services] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+        owned = services is None
+        state["services"] = services or await Services.start(settings, url=url)
+        try:
+            yield
+        finally:
+            if owned:
+                await state["services"].close()
+
+    async def provide_services() -> Services:
+        return state["services"]
+
+    return Litestar(
+        route_handlers=[HealthController, *_feature_controllers()],
+        dependencies={"services": Provide(provide_services, use_cache=True)},
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=OpenAPIConfig(
+            title="memvault",
+            version=__version__,
+            description="Long-term memory for AI agents: write, recall, and the background track.",
+            path="/docs",
+            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+        ),
+        debug=False,
+    )

@@ -1,0 +1,52 @@
+"""The running service's shared objects: database pool and model clients, built once from settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.db.connector import Database
+from app.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from app.models.base import LLM, Embedder, Reranker
+
+
+def database_url(settings: Settings) -> str:
+    """The external URL, or the embedded server's (started if needed)."""
+    if settings.database_url:
+        return settings.database_url
+    from app.db.provision import ensure_server
+
+    return ensure_server(settings).url
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    embedder: Embedder
+    llm: LLM
+    reranker: Reranker | None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    async def start(cls, settings: Settings | None = None, *, url: str | None = None) -> Services:
+        """Open the pool and check that the database was embedded with the configured embedder."""
+        from app.models.registry import get_embedder, get_llm, get_reranker
+
+        settings = settings or get_settings()
+        db = Database(url or database_url(settings), min_size=settings.pool_min_size,
+                      max_size=settings.pool_max_size)
+        await db.open()
+        try:
+            embedder = get_embedder(settings)
+            await db.fetchone("SELECT * FROM memvault.configure_embedder_v1(%s, %s)", (embedder.name, embedder.dim))
+            return cls(settings=settings, db=db, embedder=embedder, llm=get_llm(settings),
+                       reranker=get_reranker(settings))
+        except BaseException:
+            await db.close()
+            raise
+
+    async def close(self) -> None:
+        await self.db.close()

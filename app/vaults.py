@@ -1,0 +1,54 @@
+"""Vaults: one user's memory space, with its own AGE graph. Looked up by name on every request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from app.db.connector import Database
+from app.errors import Conflict, InvalidInput, NotFound
+
+import re
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Vault:
+    id: UUID
+    name: str
+    graph_name: str
+    created_at: datetime
+
+
+def _vault(row: dict) -> Vault:
+    return Vault(id=row["id"], name=row["name"], graph_name=row["graph_name"], created_at=row["created_at"])
+
+
+async def create_vault(db: Database, name: str) -> Vault:
+    if not _NAME.match(name):
+        raise InvalidInput(f"invalid vault name {name!r}",
+                           hint="1-63 characters: letters, digits, '_', '.', '-'; starting with a letter or digit")
+    try:
+        row = await db.fetchone("SELECT * FROM memvault.create_vault_v1(%s)", (name,))
+    except Conflict as exc:
+        raise Conflict(f"vault {name!r} already exists", hint="choose another name or use the existing vault") from exc
+    assert row is not None
+    return _vault(row)
+
+
+async def get_vault(db: Database, name: str) -> Vault:
+    row = await db.fetchone("SELECT * FROM memvault.vault WHERE name = %s", (name,))
+    if row is None:
+        raise NotFound(f"unknown vault {name!r}", hint="create it first: POST /v1/vaults {\"name\": ...}")
+    return _vault(row)
+
+
+async def list_vaults(db: Database) -> list[Vault]:
+    return [_vault(r) for r in await db.fetchall("SELECT * FROM memvault.vault ORDER BY name")]
+
+
+async def drop_vault(db: Database, name: str) -> None:
+    vault = await get_vault(db, name)
+    await db.fetchone("SELECT memvault.drop_vault_v1(%s) AS dropped", (vault.id,))

@@ -1,0 +1,33 @@
+"""The Procrastinate app: the background track's job queue, in the same PostgreSQL.
+
+Jobs are deferred inside the caller's transaction with ``memvault.defer_job_v1`` (see ``defer_in``), so a
+memory and the job that builds its graph commit together. Task modules register themselves on ``app``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import procrastinate
+import psycopg
+
+# Task modules; imported by the worker so their @app.task decorators run.
+TASK_MODULES = ("app.write.jobs",)
+
+app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=list(TASK_MODULES))
+
+
+def connector_for(url: str) -> procrastinate.PsycopgConnector:
+    return procrastinate.PsycopgConnector(conninfo=url, kwargs={"autocommit": True})
+
+
+async def defer_in(conn: psycopg.AsyncConnection, task_name: str, args: dict[str, Any], *,
+                   queue: str = "default", queueing_lock: str | None = None) -> int:
+    """Queue a job on ``conn``'s open transaction: it exists only if that transaction commits."""
+    cur = await conn.execute(
+        "SELECT memvault.defer_job_v1(%s, %s::jsonb, %s, %s) AS id",
+        (task_name, json.dumps(args, default=str), queue, queueing_lock),
+    )
+    row = await cur.fetchone()
+    return int(row["id"] if isinstance(row, dict) else row[0])

@@ -1,0 +1,125 @@
+"""Test harness: a real PostgreSQL 17 with pgvector and AGE, a migrated template, a fresh clone per test.
+
+The server is the embedded one (`memvault db up`, started here if needed) or MEMVAULT_DATABASE_URL.
+Nothing below the HTTP or SQL level is faked; model fakes are real HTTP servers on loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from pytest_postgresql.janitor import DatabaseJanitor
+
+from app.settings import Settings, get_settings
+
+TEMPLATE_DB = f"memvault_tmpl_{os.getpid()}"
+
+
+def _with_db(url: str, dbname: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{dbname}"))
+
+
+def _janitor(base_url: str, dbname: str, **kw) -> DatabaseJanitor:
+    parts = urlsplit(base_url)
+    return DatabaseJanitor(user=parts.username or "postgres", host=parts.hostname or "127.0.0.1",
+                           port=parts.port or 5432, password=parts.password, dbname=dbname,
+                           version="17", **kw)
+
+
+@pytest.fixture(scope="session")
+def test_settings() -> Settings:
+    """The offline defaults: USE embedder, heuristic LLM, no reranker."""
+    base = get_settings()
+    return base.model_copy(update={"embedder": "use", "llm": "heuristic", "reranker": "none"})
+
+
+@pytest.fixture(scope="session")
+def server_url(test_settings: Settings) -> str:
+    """URL of the server's maintenance database (the embedded server is provisioned and started here)."""
+    if test_settings.database_url:
+        return _with_db(test_settings.database_url, "postgres")
+    from app.db.provision import ensure_server
+
+    return _with_db(ensure_server(test_settings).url, "postgres")
+
+
+@pytest.fixture(scope="session")
+def template_db(server_url: str, test_settings: Settings) -> Iterator[str]:
+    """Migrated once per session, with the default embedder recorded (clones inherit the typed columns)."""
+    import psycopg
+
+    from app.db.migrate import upgrade
+    from app.models.registry import get_embedder
+
+    janitor = _janitor(server_url, TEMPLATE_DB)
+    janitor.init()
+    url = _with_db(server_url, TEMPLATE_DB)
+    try:
+        upgrade(url)
+        embedder = get_embedder(test_settings)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT memvault.configure_embedder_v1(%s, %s)", (embedder.name, embedder.dim))
+            conn.execute(f"ALTER DATABASE {TEMPLATE_DB} WITH is_template = true")
+        yield TEMPLATE_DB
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(f"ALTER DATABASE {TEMPLATE_DB} WITH is_template = false")
+        janitor.drop()
+
+
+@pytest.fixture
+def db_url(server_url: str, template_db: str) -> Iterator[str]:
+    """A fresh clone of the migrated template for this test."""
+    name = f"mv_test_{uuid.uuid4().hex[:12]}"
+    janitor = _janitor(server_url, name, template_dbname=template_db)
+    janitor.init()
+    try:
+        yield _with_db(server_url, name)
+    finally:
+        janitor.drop()
+
+
+@pytest.fixture
+def empty_db_url(server_url: str) -> Iterator[str]:
+    """An empty database (no schema), for migration tests."""
+    name = f"mv_empty_{uuid.uuid4().hex[:12]}"
+    janitor = _janitor(server_url, name)
+    janitor.init()
+    try:
+        yield _with_db(server_url, name)
+    finally:
+        janitor.drop()
+
+
+@pytest.fixture
+async def services(db_url: str, test_settings: Settings) -> AsyncIterator:
+    from app.services import Services
+
+    svc = await Services.start(test_settings, url=db_url)
+    try:
+        yield svc
+    finally:
+        await svc.close()
+
+
+@pytest.fixture
+async def client(services) -> AsyncIterator:
+    from litestar.testing import AsyncTestClient
+
+    from app.api.app import create_app
+
+    app = create_app(services.settings, services=services)
+    async with AsyncTestClient(app=app) as c:
+        yield c
+
+
+@pytest.fixture
+async def vault(services):
+    from app.vaults import create_vault
+
+    return await create_vault(services.db, "test-vault")
