@@ -47,12 +47,15 @@ class Settings(BaseSettings):
     embedder_model: str | None = Field(default=None, description="Model name sent to the embeddings server.")
     embedder_dim: int | None = Field(default=None, description="Dimension of the openai embedder's vectors.")
     embedder_timeout_s: float = 10.0
+    embedder_max_retries: int = Field(default=2, description="Retries of the openai embedder (5xx, timeouts).")
+    embedder_hash_dim: int = Field(default=256, description="Dimension of the hash embedder (unit tests only).")
 
     reranker: RerankerName = "none"
     reranker_url: str | None = None
     reranker_model: str | None = None
     reranker_model_path: Path | None = None
     reranker_timeout_s: float = 5.0
+    reranker_max_retries: int = 1
 
     llm: LLMName = "heuristic"
     llm_url: str | None = None
@@ -60,6 +63,10 @@ class Settings(BaseSettings):
     llm_model_path: Path | None = None
     llm_timeout_s: float = 30.0
     llm_max_retries: int = 2
+    llm_temperature: float | None = Field(default=None, description="Overrides every task's temperature.")
+    llm_json_mode: Literal["json_schema", "json_object", "none"] = Field(
+        default="json_schema", description="First response_format tried by the openai LLM (it falls back)."
+    )
 
     api_key: SecretStr | None = Field(default=None, description="Bearer key for the OpenAI-compatible servers.")
 

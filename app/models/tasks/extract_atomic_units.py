@@ -1,0 +1,246 @@
+"""``extract_atomic_units.v1``: a session's turns -> atomic units (seed 003, semantic extraction).
+
+Rules from the seed: each unit is one claim of at most 15 words; units are never combined; nothing is omitted
+(no judgment of importance; repetitions collapse but no idea is dropped); a forced category, with PROVISIONAL for
+exploratory ideas so that extraction does not harden them into claims; decisions are credited only from the
+user's turns. Every unit carries the index of the turn(s) it came from.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from app.models.tasks.base import Task, register
+from app.models.tasks.text import (
+    EN_STOPWORDS,
+    clean_surface,
+    content_terms,
+    has_any,
+    is_cjk,
+    latin_words,
+    split_sentences,
+    word_count,
+)
+
+Category = Literal["Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional"]
+CATEGORIES: tuple[Category, ...] = (
+    "Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional"
+)
+MAX_WORDS = 15
+USER_ROLES = frozenset({"user", "human", "me"})
+
+
+class TurnIn(BaseModel):
+    role: str = Field(description="'user' for the person whose memory this is; 'assistant' or a name otherwise.")
+    content: str
+
+
+class ExtractUnitsInput(BaseModel):
+    turns: list[TurnIn]
+    user_roles: list[str] = Field(default_factory=lambda: sorted(USER_ROLES), description="Roles that are the user.")
+
+
+class AtomicUnit(BaseModel):
+    category: Category
+    text: str = Field(min_length=1)
+    turns: list[int] = Field(min_length=1, description="Indexes of the source turns.")
+
+    @field_validator("text")
+    @classmethod
+    def _short(cls, v: str) -> str:
+        if word_count(v) > MAX_WORDS + 3:  # a little slack for a model's counting; heuristic output is <= 15
+            raise ValueError(f"unit longer than {MAX_WORDS} words: {v!r}")
+        return v.strip()
+
+
+class ExtractUnitsOutput(BaseModel):
+    units: list[AtomicUnit]
+
+
+NOISE = re.compile(
+    r"^(hi|hello|hey|thanks?( you)?( so much)?|thx|ok(ay)?|sure|great|cool|nice|awesome|wow|lol|haha+|bye|"
+    r"good (morning|night|to see you)|see you|take care|you too|me too|yeah|yes|no|yep|nope|got it|sounds good|"
+    r"how are you|how have you been|what'?s up|你好|謝謝|谢谢|好的|好|嗯+|哈哈+|再見|再见|早安|晚安|沒問題|没问题)\W*$",
+    re.I,
+)
+CUES: dict[str, list[str]] = {
+    "Decision": [
+        r"\b(i|we)('ve| have)? (decided|chose|chosen|picked|settled on|committed to|agreed)\b",
+        r"\b(i|we)('ll| will) go with\b", r"\blet'?s (go with|use|do|stick with|pick)\b", r"\bdecision:",
+        r"\b(i|we)('m| am| are) going with\b", r"\bfinal(ly)? (answer|choice|decision)\b",
+        r"決定|决定|就用|就這樣|就这样|定了|選擇了|选择了|確定用|确定用|我們用|我们用|就選|就选",
+    ],
+    "ActionItem": [
+        r"\b(todo|to-do|action item|next step)\b", r"\b(i|we) (need|have|got) to\b", r"\bremind me\b",
+        r"\b(i|we)('ll| will| must| should) (send|call|email|write|book|buy|finish|review|check|fix|schedule|"
+        r"prepare|ask|update|submit|follow up|look into)\b", r"\bdon'?t forget\b", r"\bfollow up\b",
+        r"待辦|待办|記得|记得|要去|得去|下一步|提醒我|明天要|今天要|要完成|要寄|要打電話",
+    ],
+    "Constraint": [
+        r"\bmust( not)?\b", r"\bcan(no|')t\b", r"\b(not allowed|no more than|at most|at least|only)\b",
+        r"\b(deadline|due (by|on)|budget|limit|maximum|minimum|required|requirement|allergic)\b",
+        r"\bhas to\b", r"\bshould(n'?t| not)\b",
+        r"必須|必须|不能|不可以|不可|最多|至少|只能|限制|預算|预算|截止|期限|過敏|过敏|不得|一定要",
+    ],
+    "Provisional": [
+        r"\b(maybe|perhaps|possibly|probably|might|not sure|i guess|i think|i wonder|thinking about|considering|"
+        r"leaning towards|tentative(ly)?|for now|undecided)\b",
+        r"也許|也许|或許|或许|可能|大概|考慮|考虑|不確定|不确定|暫時|暂时|還在想|还在想|說不定|说不定",
+    ],
+    "Idea": [
+        r"\b(what if|how about|we could|you could|one idea|idea:|it would be (cool|nice|great)|why not|"
+        r"i('d| would) love to|would be fun|could try|should try)\b",
+        r"不如|可以試試|可以试试|點子|点子|想法|主意|要不要|或者可以",
+    ],
+    "Topic": [
+        r"^(topic|subject|re|about|regarding)\s*[:：]", r"^let'?s (talk|chat) about\b", r"^(關於|关于|談談|谈谈|聊聊|主題|主题)",
+    ],
+}
+_QUESTION = re.compile(
+    r"[?？]\s*$|^(who|what|when|where|why|how|which|should|could|can|do|does|did|is|are|will|would)\b.*[?？]?$",
+    re.I,
+)
+_SPLIT_CLAUSE = re.compile(r"\s*(?:;|,\s*(?:and|but|so|because|while|although)\s+|\s+(?:but|because|although)\s+|，|；)\s*")
+_DROPPABLE = frozenset({"the", "a", "an", "really", "very", "just", "that", "quite", "pretty", "actually", "also"})
+
+
+def categorize(sentence: str, *, from_user: bool) -> Category:
+    """The category by cue phrases, in priority order. A decision cue outside the user's turns is an Idea (the
+    model proposed it; the user has not committed)."""
+    if has_any(sentence, CUES["Topic"]):
+        return "Topic"
+    if _QUESTION.search(sentence.strip()) and not has_any(sentence, CUES["Decision"]):
+        return "OpenQuestion"
+    if has_any(sentence, CUES["Decision"]):
+        return "Decision" if from_user else "Idea"
+    if has_any(sentence, CUES["ActionItem"]):
+        return "ActionItem"
+    if has_any(sentence, CUES["Provisional"]):
+        return "Provisional"
+    if has_any(sentence, CUES["Constraint"]):
+        return "Constraint"
+    if has_any(sentence, CUES["Idea"]):
+        return "Idea"
+    return "Fact"
+
+
+def compress(sentence: str) -> list[str]:
+    """One sentence -> one or more units of <= 15 words, dropping only fillers and discourse markers.
+
+    Order: clean the surface; if still long, split at clause boundaries; drop articles and intensifiers; as a
+    last resort, cut into consecutive pieces at word boundaries (nothing is dropped)."""
+    s = clean_surface(sentence)
+    if not s:
+        return []
+    if word_count(s) <= MAX_WORDS:
+        return [s]
+    out: list[str] = []
+    for clause in [c for c in _SPLIT_CLAUSE.split(s) if c and c.strip()]:
+        clause = clean_surface(clause)
+        if not content_terms(clause):
+            continue
+        if word_count(clause) <= MAX_WORDS:
+            out.append(clause)
+            continue
+        if is_cjk(clause):
+            step = MAX_WORDS * 2
+            out += [clause[i : i + step] for i in range(0, len(clause), step)]
+            continue
+        words = [w for w in clause.split() if w.lower().strip(",.") not in _DROPPABLE]
+        for i in range(0, len(words), MAX_WORDS):
+            out.append(" ".join(words[i : i + MAX_WORDS]).strip(" ,"))
+    return [u for u in out if u]
+
+
+def _key(text: str) -> str:
+    return " ".join(sorted(set(content_terms(text))))
+
+
+def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
+    """Sentence splitting (EN + ZH) -> drop greetings and acknowledgements -> cue-phrase category -> compression
+    to <= 15 words (see :func:`compress`). Units with the same content terms collapse into one, keeping every
+    source turn."""
+    user_roles = {r.lower() for r in payload.user_roles}
+    units: list[AtomicUnit] = []
+    index: dict[tuple[str, str], AtomicUnit] = {}
+    for t_idx, turn in enumerate(payload.turns):
+        from_user = turn.role.lower() in user_roles
+        for sentence in split_sentences(turn.content):
+            bare = clean_surface(sentence)
+            if not bare or NOISE.match(sentence.strip()) or NOISE.match(bare):
+                continue
+            words = latin_words(bare)
+            if words and all(w in EN_STOPWORDS for w in words) and not is_cjk(bare):
+                continue
+            sentence_category = categorize(sentence, from_user=from_user)
+            for text in compress(sentence):
+                # A clause split off a sentence gets its own category; a plain clause of a provisional or
+                # exploratory sentence stays provisional (no hardening into a Fact).
+                category = categorize(text, from_user=from_user) if text != clean_surface(sentence) else sentence_category
+                if category == "Fact" and sentence_category in ("Provisional", "Idea"):
+                    category = sentence_category
+                key = (category, _key(text))
+                if key in index:
+                    if t_idx not in index[key].turns:
+                        index[key].turns.append(t_idx)
+                    continue
+                unit = AtomicUnit(category=category, text=text, turns=[t_idx])
+                index[key] = unit
+                units.append(unit)
+    return ExtractUnitsOutput(units=units)
+
+
+def _postprocess(payload: ExtractUnitsInput, out: ExtractUnitsOutput) -> ExtractUnitsOutput:
+    """Turn indexes must exist; a Decision credited to a non-user turn only is demoted to Idea."""
+    user_roles = {r.lower() for r in payload.user_roles}
+    n = len(payload.turns)
+    units = []
+    for u in out.units:
+        if any(i < 0 or i >= n for i in u.turns):
+            raise ValueError(f"unit cites turn outside 0..{n - 1}: {u.turns}")
+        if u.category == "Decision" and not any(payload.turns[i].role.lower() in user_roles for i in u.turns):
+            u = u.model_copy(update={"category": "Idea"})
+        units.append(u)
+    if payload.turns and not units and any(t.content.strip() for t in payload.turns):
+        # A model that returns nothing for a non-empty session omitted everything: not acceptable.
+        heuristic = extract_units_heuristic(payload)
+        if heuristic.units:
+            raise ValueError("no units extracted from a non-empty session")
+    return ExtractUnitsOutput(units=units)
+
+
+SYSTEM = f"""You extract atomic units from a conversation for a memory vault. This is semantic extraction, not
+summarization: find every discrete unit of meaning and render it in minimum viable language.
+Rules:
+- Each unit is ONE claim, decision, question, constraint, fact, idea or action item, as one declarative sentence
+  of {MAX_WORDS} words or fewer (questions stay questions). Never combine units.
+- Omit nothing: do not judge importance. Collapse exact repetitions, but drop no idea. Skip only greetings.
+- Categories: Decision, OpenQuestion, Constraint, Fact, Idea, ActionItem, Topic, Provisional. Use Provisional
+  for vague or exploratory ideas: never tighten them into confident claims.
+- A Decision is credited only when the user committed to it in the user's own turn; a suggestion from another
+  speaker is an Idea.
+- Give each unit the index (0-based) of the turn(s) it came from. Keep the text's language (English or Chinese)."""
+
+
+def _render(p: ExtractUnitsInput) -> str:
+    lines = [f"User roles: {', '.join(p.user_roles)}", "Turns:"]
+    lines += [f"[{i}] {t.role}: {t.content}" for i, t in enumerate(p.turns)]
+    return "\n".join(lines)
+
+
+EXTRACT_ATOMIC_UNITS: Task[ExtractUnitsInput, ExtractUnitsOutput] = register(
+    Task(
+        name="extract_atomic_units",
+        version=1,
+        input_model=ExtractUnitsInput,
+        output_model=ExtractUnitsOutput,
+        system=SYSTEM,
+        render=_render,
+        heuristic=extract_units_heuristic,
+        postprocess=_postprocess,
+        max_tokens=2048,
+    )
+)

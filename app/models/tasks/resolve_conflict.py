@@ -1,0 +1,159 @@
+"""``resolve_conflict.v1``: an existing memory and a new one in the uncertain similarity zone -> MERGE /
+SUPERSEDE / COEXIST (seed 001, the Dedup gate; seed 004, temporal conflict resolution in the dream loop).
+
+The model only decides; the dedup gate and the dream loop apply the decision in SQL (STYLE.md 7).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from app.models.tasks.base import Task, register
+from app.models.tasks.extract_triples import SINGLE_VALUED, ExtractTriplesInput, extract_triples_heuristic
+from app.models.tasks.text import content_terms, has_any, jaccard
+
+Action = Literal["MERGE", "SUPERSEDE", "COEXIST"]
+
+
+class ResolveConflictInput(BaseModel):
+    existing: str = Field(min_length=1, description="The stored memory.")
+    new: str = Field(min_length=1, description="The incoming memory (assumed newer).")
+    similarity: float | None = Field(default=None, description="Cosine similarity of the two, if known.")
+    existing_valid_at: str | None = None
+    new_valid_at: str | None = None
+
+
+class ResolveConflictOutput(BaseModel):
+    action: Action
+    confidence: float = Field(ge=0.0, le=1.0)
+    reason: str = ""
+
+
+CHANGE_CUES = [
+    r"\bno longer\b", r"\bnot anymore\b", r"\b(any ?more)\b", r"\bchanged (it |that )?to\b", r"\bmoved to\b",
+    r"\bswitched (over )?to\b", r"\bnow\b", r"\bfrom now on\b", r"\binstead\b", r"\bused to\b", r"\bcorrection\b",
+    r"\bactually\b", r"\bupdated?\b", r"\bnew (one|address|job|number|plan)\b", r"\bnot .+ but\b", r"\brather than\b",
+    r"\bquit\b", r"\bstopped\b", r"\bcancel+ed\b", r"\breplaced\b", r"\brenamed\b", r"\bpostponed\b",
+    r"\brescheduled\b", r"\bbroke up\b", r"\bdivorced\b",
+    r"改成", r"改為", r"改为", r"改用", r"換成", r"换成", r"不再", r"現在", r"现在", r"已經不", r"已经不", r"搬到",
+    r"搬去", r"取消", r"延期", r"改到", r"更正", r"其實是", r"其实是", r"不是.+而是", r"以後", r"以后", r"辭職", r"辞职",
+]
+NEGATION = re.compile(r"\b(not|no|never|don't|doesn't|didn't|isn't|aren't|wasn't|won't|can't|cannot)\b|[不沒没別别未]", re.I)
+VALUE = re.compile(
+    r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+(?:[.,]\d+)?%?|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december)\b|"
+    r"星期[一二三四五六日天]|週[一二三四五六日]|[一二三四五六七八九十百千萬万兩两]+[點点號号月年天個个元塊块]",
+    re.I,
+)
+
+
+def _slot(text: str) -> list[str]:
+    """Content terms with every value (number, date, weekday) masked."""
+    return content_terms(VALUE.sub(" ", text))
+
+
+def _values(text: str) -> set[str]:
+    return {v.lower() for v in VALUE.findall(text)}
+
+
+def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflictOutput:
+    """Rules, first match wins:
+
+    1. Subset/superset: every content term of one is in the other -> MERGE (nothing lost either way).
+    2. Same single-valued fact, different value (triples: same subject and predicate such as lives_in/works_at,
+       different object) -> SUPERSEDE.
+    3. Same slot, different value (the texts agree once numbers/dates/weekdays are masked, the values differ) ->
+       SUPERSEDE.
+    4. A change cue in the new text ("no longer", "now", "changed to", "moved to"; 改成, 不再, 現在 ...) or a
+       negation present in one text only, on the same topic (term Jaccard >= 0.3 or similarity >= 0.6; with a
+       change cue, any shared term and Jaccard >= 0.15) -> SUPERSEDE.
+    5. Near paraphrase (term Jaccard >= 0.6 or similarity >= 0.92) -> MERGE.
+    6. Otherwise COEXIST.
+    """
+    old, new = payload.existing, payload.new
+    t_old, t_new = set(content_terms(old)), set(content_terms(new))
+    sim = payload.similarity
+    jac = jaccard(t_old, t_new)
+    same_topic = jac >= 0.3 or (sim is not None and sim >= 0.6)
+
+    if t_old and t_new and (t_new <= t_old or t_old <= t_new) and not has_any(new, CHANGE_CUES):
+        if NEGATION.search(old) is None and NEGATION.search(new) is None or (
+            bool(NEGATION.search(old)) == bool(NEGATION.search(new))
+        ):
+            which = "the new text adds nothing" if t_new <= t_old else "the new text adds detail"
+            return ResolveConflictOutput(action="MERGE", confidence=0.8, reason=f"subset: {which}")
+
+    tr_old = extract_triples_heuristic(ExtractTriplesInput(text=old)).triples
+    tr_new = extract_triples_heuristic(ExtractTriplesInput(text=new)).triples
+    for a in tr_old:
+        for b in tr_new:
+            if a.subject.lower() != b.subject.lower():
+                continue
+            same_pred = a.predicate == b.predicate or {a.predicate, b.predicate} <= {"lives_in", "moved_to"}
+            if same_pred and a.object.lower() != b.object.lower() and a.predicate in SINGLE_VALUED:
+                return ResolveConflictOutput(
+                    action="SUPERSEDE",
+                    confidence=0.8,
+                    reason=f"{a.subject} {a.predicate}: {a.object!r} -> {b.object!r}",
+                )
+            if a.predicate == b.predicate and a.object.lower() == b.object.lower() and a.negated != b.negated:
+                return ResolveConflictOutput(
+                    action="SUPERSEDE", confidence=0.75, reason=f"negated {a.predicate} {a.object!r}"
+                )
+
+    v_old, v_new = _values(old), _values(new)
+    if v_old and v_new and v_old != v_new and jaccard(_slot(old), _slot(new)) >= 0.5:
+        return ResolveConflictOutput(
+            action="SUPERSEDE",
+            confidence=0.75,
+            reason=f"same slot, value {sorted(v_old)} -> {sorted(v_new)}",
+        )
+
+    cues = has_any(new, CHANGE_CUES)
+    if cues and (same_topic or (t_old & t_new and jac >= 0.15)):
+        return ResolveConflictOutput(
+            action="SUPERSEDE", confidence=0.7, reason=f"change cue {cues[0]!r} on the same topic"
+        )
+    if same_topic and bool(NEGATION.search(old)) != bool(NEGATION.search(new)):
+        return ResolveConflictOutput(action="SUPERSEDE", confidence=0.65, reason="negation contradicts")
+
+    if jac >= 0.6 or (sim is not None and sim >= 0.92):
+        return ResolveConflictOutput(action="MERGE", confidence=0.6, reason=f"near paraphrase (jaccard {jac:.2f})")
+    return ResolveConflictOutput(
+        action="COEXIST", confidence=0.6 if jac < 0.3 else 0.5, reason=f"different facts (jaccard {jac:.2f})"
+    )
+
+
+SYSTEM = """You arbitrate between an existing memory and a new one that looks similar, in a personal memory vault.
+Answer one action:
+- MERGE: they state compatible information (the same fact, or the new one adds detail); merge into one memory.
+- SUPERSEDE: the new memory contradicts or updates the existing one (a changed value, place, plan or preference;
+  something no longer true); the existing one becomes history.
+- COEXIST: they are about different things or can both be true; keep both.
+Judge each fact as of its own time (valid_at); do not treat an old fact as wrong because it is old. Texts may be
+English or Chinese. Give a confidence between 0 and 1 and a one-sentence reason."""
+
+
+def _render(p: ResolveConflictInput) -> str:
+    lines = [f"Existing memory{f' (valid_at {p.existing_valid_at})' if p.existing_valid_at else ''}: {p.existing}"]
+    lines.append(f"New memory{f' (valid_at {p.new_valid_at})' if p.new_valid_at else ''}: {p.new}")
+    if p.similarity is not None:
+        lines.append(f"Embedding similarity: {p.similarity:.3f}")
+    return "\n".join(lines)
+
+
+RESOLVE_CONFLICT: Task[ResolveConflictInput, ResolveConflictOutput] = register(
+    Task(
+        name="resolve_conflict",
+        version=1,
+        input_model=ResolveConflictInput,
+        output_model=ResolveConflictOutput,
+        system=SYSTEM,
+        render=_render,
+        heuristic=resolve_conflict_heuristic,
+        max_tokens=250,
+    )
+)
