@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.db.connector import Database
+from app.models.base import LLM, Embedder, Reranker
 from app.settings import Settings, get_settings
-
-if TYPE_CHECKING:
-    from app.models.base import LLM, Embedder, Reranker
 
 
 def database_url(settings: Settings) -> str:
@@ -21,14 +18,17 @@ def database_url(settings: Settings) -> str:
     return ensure_server(settings).url
 
 
-@dataclass
 class Services:
-    settings: Settings
-    db: Database
-    embedder: Embedder
-    llm: LLM
-    reranker: Reranker | None
-    extras: dict[str, Any] = field(default_factory=dict)
+    """Not a dataclass on purpose: Litestar injects it as an opaque dependency."""
+
+    def __init__(self, *, settings: Settings, db: Database, embedder: Embedder, llm: LLM,
+                 reranker: Reranker | None) -> None:
+        self.settings = settings
+        self.db = db
+        self.embedder = embedder
+        self.llm = llm
+        self.reranker = reranker
+        self.extras: dict[str, Any] = {}
 
     @classmethod
     async def start(cls, settings: Settings | None = None, *, url: str | None = None) -> Services:

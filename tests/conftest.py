@@ -28,7 +28,7 @@ def _janitor(base_url: str, dbname: str, **kw) -> DatabaseJanitor:
     parts = urlsplit(base_url)
     return DatabaseJanitor(user=parts.username or "postgres", host=parts.hostname or "127.0.0.1",
                            port=parts.port or 5432, password=parts.password, dbname=dbname,
-                           version="17", **kw)
+                           **kw)
 
 
 @pytest.fixture(scope="session")
