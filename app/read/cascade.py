@@ -1,0 +1,119 @@
+"""CascadeRecall (seed 000, section V): slow intents only; the fast path has already run and stays in ``cards``.
+
+- LOCAL: seed entities (named in the query, linked to the top hits, nearest to the query vector), a k-hop
+  expansion by Cypher in the vault's AGE graph (``memvault.graph_expand_v1``), Personalized PageRank over that
+  neighbourhood (damping 0.85, HippoRAG), and the neighbouring triples' evidence blocks scored by the same 11
+  stages as the fast path, with their PPR mass as base score.
+- GLOBAL: L1/L2 community summaries (``memvault.community_summaries_v1``; pre-compressed views, not scored).
+- HYBRID: both. An empty graph, or no community tables yet, gives nothing and costs a query or two.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from app.read.config import LayerPlan, ReadConfig, RecallOptions, ScoringConfig
+from app.read.search import Candidate, score_blocks
+
+if TYPE_CHECKING:
+    from app.services import Services
+    from app.vaults import Vault
+
+
+def personalized_pagerank(edges: list[tuple[int, int, float]], seeds: dict[int, float], *, damping: float = 0.85,
+                          iterations: int = 50, tol: float = 1e-8) -> dict[int, float]:
+    """PPR on an undirected weighted graph: r = (1 - d) p + d W^T r, p the normalized seed weights.
+    Dangling mass returns to the seeds. Returns a score per node, summing to 1."""
+    nodes = sorted({a for a, _, _ in edges} | {b for _, b, _ in edges} | set(seeds))
+    if not nodes:
+        return {}
+    index = {n: i for i, n in enumerate(nodes)}
+    n = len(nodes)
+    w = np.zeros((n, n), dtype=np.float64)
+    for a, b, weight in edges:
+        if a == b:
+            continue
+        w[index[a], index[b]] += weight
+        w[index[b], index[a]] += weight
+    p = np.zeros(n)
+    for node, s in seeds.items():
+        p[index[node]] = max(s, 0.0)
+    if p.sum() <= 0:
+        p[:] = 1.0
+    p /= p.sum()
+    out = w.sum(axis=1)
+    trans = np.divide(w, out[:, None], out=np.zeros_like(w), where=out[:, None] > 0)
+    dangling = out == 0
+    r = p.copy()
+    for _ in range(iterations):
+        nxt = (1 - damping) * p + damping * (trans.T @ r + r[dangling].sum() * p)
+        if np.abs(nxt - r).sum() < tol:
+            r = nxt
+            break
+        r = nxt
+    return {node: float(r[index[node]]) for node in nodes}
+
+
+class CascadeRecall:
+    def __init__(self, services: Services, config: ReadConfig | None = None) -> None:
+        self.services = services
+        self.config = config or ReadConfig()
+
+    async def __call__(self, vault: Vault, query: str, qvec: np.ndarray, cards: list[Candidate], plan: LayerPlan,
+                       scoring: ScoringConfig, options: RecallOptions,
+                       events: list[dict[str, Any]]) -> list[Candidate]:
+        out: list[Candidate] = []
+        async with self.services.db.transaction(vault.id) as conn:
+            if plan.triples:
+                out += await self._local(conn, query, qvec, cards, scoring, options, events)
+            if plan.communities:
+                out += await self._global(conn, qvec, events)
+        return out
+
+    async def _local(self, conn, query: str, qvec: np.ndarray, cards: list[Candidate], scoring: ScoringConfig,
+                     options: RecallOptions, events: list[dict[str, Any]]) -> list[Candidate]:
+        cfg = self.config
+        top_ids = [c.id for c in cards[:10]]
+        cur = await conn.execute("SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s, %s)", (query, top_ids, qvec))
+        seeds = {r["entity_id"]: float(r["weight"]) for r in await cur.fetchall()}
+        if not seeds:
+            events.append({"stage": "cascade", "mode": "LOCAL", "event": "no_seed_entities"})
+            return []
+        cur = await conn.execute("SELECT * FROM memvault.graph_expand_v1(%s, %s, %s)",
+                                 (list(seeds), cfg.cascade_hops, options.as_of))
+        edges = await cur.fetchall()
+        if not edges:
+            events.append({"stage": "cascade", "mode": "LOCAL", "event": "empty_neighbourhood",
+                           "seeds": len(seeds)})
+            return []
+        ppr = personalized_pagerank([(e["subject_id"], e["object_id"], float(e["confidence"] or 1.0)) for e in edges],
+                                    seeds, damping=cfg.ppr_damping)
+        mass: dict[int, float] = defaultdict(float)
+        for e in edges:
+            if e["evidence_block_id"] is not None:
+                mass[e["evidence_block_id"]] += (ppr.get(e["subject_id"], 0) + ppr.get(e["object_id"], 0)) / 2 * \
+                    float(e["confidence"] or 1.0)
+        shown = {c.id for c in cards}
+        mass = {b: m for b, m in mass.items() if b not in shown}
+        if not mass:
+            return []
+        top = max(mass.values())
+        ids = list(mass)
+        base = [mass[b] / top for b in ids]
+        found = await score_blocks(conn, ids, base, qvec, scoring, as_of=options.as_of, known_at=options.known_at,
+                                   limit=cfg.cascade_k * 2, origin="cascade")
+        events.append({"stage": "cascade", "mode": "LOCAL", "seeds": len(seeds), "edges": len(edges),
+                       "evidence": len(ids), "kept": len(found)})
+        return found
+
+    async def _global(self, conn, qvec: np.ndarray, events: list[dict[str, Any]]) -> list[Candidate]:
+        cur = await conn.execute("SELECT * FROM memvault.community_summaries_v1(%s, %s)", (qvec, 5))
+        rows = await cur.fetchall()
+        events.append({"stage": "cascade", "mode": "GLOBAL", "summaries": len(rows)})
+        # Community summaries are not blocks: negative ids keep them apart from block ids in the response.
+        return [Candidate(id=-int(r["id"]), score=float(r["cosine"]), base=float(r["cosine"]),
+                          cosine=float(r["cosine"]), text=r["summary"], content=r["summary"], kind="summary",
+                          origin=f"community_L{r['level']}") for r in rows]

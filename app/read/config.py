@@ -1,0 +1,199 @@
+"""The read track's configuration as data: per-intent ScoringConfig, LayerPlan, RetrievalMode, thinking mode.
+
+Seed 000 gives the numbers (stage formulas, RRF k = 60, rerank blends, gate rules); they are the defaults here and
+reach SQL as parameters (``p_cfg`` of ``memvault.score_candidates_v1`` / ``fast_search_v1``), never as literals
+scattered through the code. Intent-dependent weights (seed 000, section III): entity_lookup pulls SemanticBoost to
+0.5, exploratory pulls up RecencyBoost, factual makes TrustBoost heavier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
+from enum import Enum
+from typing import Any, Literal
+
+Intent = Literal["entity_lookup", "factual", "conceptual", "exploratory", "cross_domain", "unknown"]
+INTENTS: tuple[Intent, ...] = ("entity_lookup", "factual", "conceptual", "exploratory", "cross_domain", "unknown")
+Format = Literal["text", "json", "cards"]
+Thinking = Literal["fast", "slow"]
+
+
+class RetrievalMode(str, Enum):
+    """Cascade recall's mode (LightRAG naming): LOCAL walks the graph from entities, GLOBAL reads community
+    summaries, HYBRID does both."""
+
+    LOCAL = "LOCAL"
+    GLOBAL = "GLOBAL"
+    HYBRID = "HYBRID"
+
+
+@dataclass(frozen=True, slots=True)
+class LayerPlan:
+    """Which layers a recall reads. Blocks (L0 memories) always; the rest only in slow mode."""
+
+    blocks: bool = True
+    triples: bool = False  # L0 triples + PPR walk (LOCAL)
+    communities: bool = False  # L1 communities / L2 summaries (GLOBAL)
+
+    @classmethod
+    def for_mode(cls, mode: RetrievalMode, thinking: Thinking) -> LayerPlan:
+        if thinking == "fast":
+            return cls()
+        return cls(triples=mode in (RetrievalMode.LOCAL, RetrievalMode.HYBRID),
+                   communities=mode in (RetrievalMode.GLOBAL, RetrievalMode.HYBRID))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    """Fast search (``memvault.fast_search_v1``): rail sizes, RRF, the sparse rail's rare-term budget."""
+
+    dense_n: int = 100
+    sparse_n: int = 100
+    rrf_k: float = 60.0
+    dense_w: float = 1.0
+    sparse_w: float = 1.0
+    exact_below: int = 5000  # vaults with at most this many blocks are searched exactly, larger ones by HNSW
+    ef_search: int = 100
+    sparse_max_terms: int = 8
+    sparse_row_budget: float = 4000.0
+
+    def params(self, exact: bool | None) -> dict[str, Any]:
+        out: dict[str, Any] = asdict(self)
+        if exact is not None:
+            out["exact"] = exact
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringConfig:
+    """The 11 stages' coefficients (seed 000, section III), in pipeline order."""
+
+    recency_w: float = 0.15  # 1. RecencyBoost x (1 + w e^(-age/tau))
+    recency_tau_days: float = 14.0
+    importance_base: float = 0.7  # 2. ImportanceWeight x (base + w conf)
+    importance_w: float = 0.3
+    trust_w: float = 0.3  # 3. TrustBoost x (1 - w (1 - trust))
+    feedback_w: float = 0.15  # 4. FeedbackBoost x (1 + w tanh(net / scale))
+    feedback_scale: float = 3.0
+    length_w: float = 0.3  # 5. LengthNorm / (1 + w |log2(len / center)|)
+    length_center: float = 500.0
+    decay_w: float = 0.3  # 6. WeibullDecay x (1 - w (1 - S(age))), 4 tiers by confidence
+    decay_shape: float = 1.5
+    half_life_core: float = 180.0
+    half_life_hot: float = 60.0
+    half_life_warm: float = 30.0
+    half_life_cold: float = 14.0
+    conf_core: float = 0.9
+    conf_hot: float = 0.7
+    conf_warm: float = 0.4
+    access_stretch_max: float = 10.0  # access_count stretches the half-life, up to 10x
+    ppr_w: float = 0.3  # 7. PPRBoost x (1 + w ppr)
+    semantic_w: float = 0.3  # 8. SemanticBoost x (1 + w cos)
+    min_score: float = 0.10  # 9. MinScoreGate
+    noise_tags: tuple[str, ...] = ("noise", "injection", "poisoning", "spam", "low_quality", "duplicate",
+                                   "contradiction")  # 10. NoiseFilter: the seven quarantine tags
+    dedup_cos: float = 0.85  # 11. PairwiseDedup x 0.5 when cosine > 0.85 with a better one
+    dedup_factor: float = 0.5
+    dedup_window: int = 50
+
+    def params(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["noise_tags"] = list(self.noise_tags)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RerankBlend:
+    """final = scoring_w x scoring + rerank_w x rerank (both min-max normalized over the reranked set)."""
+
+    scoring_w: float = 0.3
+    rerank_w: float = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class GateConfig:
+    """AttentionGate: skip reranking when it cannot change much (seed 000, section IV)."""
+
+    min_candidates: int = 3  # 2 or fewer: skip
+    dominance_ratio: float = 0.5  # (s1 - s2) / s1 above this: the top dominates, skip
+    cluster_spread: float = 0.05  # (max - min) / max below this: tightly clustered, skip
+    top_n: int = 20  # how many candidates the reranker reads
+
+
+@dataclass(frozen=True, slots=True)
+class FunnelConfig:
+    """Seed 003's selection funnel, a switchable recipe (off by default, as in the seed)."""
+
+    enabled: bool = False
+    candidates: int = 15
+    similarity_floor: float = 0.40
+    provenance: tuple[tuple[str, float], ...] = (("note", 1.0), ("user", 1.0), ("import", 0.8),
+                                                ("resource", 0.8), ("assistant", 0.6), ("tool", 0.6),
+                                                ("system", 0.6), ("web", 0.1))
+    token_cap: int = 58_000
+    variants: int = 4  # slow mode: multi-query decomposition into 3-4 variants
+
+
+@dataclass(frozen=True, slots=True)
+class IntentProfile:
+    """Everything an intent decides downstream."""
+
+    intent: Intent
+    scoring: ScoringConfig
+    blend: RerankBlend
+    mode: RetrievalMode
+    thinking: Thinking
+
+
+_BASE = ScoringConfig()
+
+PROFILES: dict[str, IntentProfile] = {
+    "entity_lookup": IntentProfile("entity_lookup", replace(_BASE, semantic_w=0.5), RerankBlend(0.2, 0.8),
+                                   RetrievalMode.LOCAL, "fast"),
+    "factual": IntentProfile("factual", replace(_BASE, trust_w=0.45), RerankBlend(), RetrievalMode.LOCAL, "fast"),
+    "conceptual": IntentProfile("conceptual", replace(_BASE, semantic_w=0.4), RerankBlend(),
+                                RetrievalMode.GLOBAL, "slow"),
+    "exploratory": IntentProfile("exploratory", replace(_BASE, recency_w=0.3), RerankBlend(0.5, 0.5),
+                                 RetrievalMode.GLOBAL, "slow"),
+    "cross_domain": IntentProfile("cross_domain", _BASE, RerankBlend(), RetrievalMode.HYBRID, "slow"),
+    "unknown": IntentProfile("unknown", _BASE, RerankBlend(), RetrievalMode.LOCAL, "fast"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReadConfig:
+    """The read track's knobs that are not per intent."""
+
+    search: SearchConfig = field(default_factory=SearchConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
+    funnel: FunnelConfig = field(default_factory=FunnelConfig)
+    candidates: int = 50  # scored candidates kept for rerank / format
+    default_k: int = 10
+    max_k: int = 200
+    default_token_budget: int = 2000
+    cards_share: float = 0.6  # 60/40 split between cards and cascade_cards
+    long_tokens: int = 200  # memories longer than this show their summary + an expand handle
+    near_dup_cos: float = 0.9  # the formatter keeps the best of near-duplicates
+    cascade_hops: int = 2
+    ppr_damping: float = 0.85
+    cascade_k: int = 10
+    router_alpha: float = 0.25
+    router_min_samples: int = 50
+    prefetch_ttl_s: int = 300
+
+
+@dataclass(frozen=True, slots=True)
+class RecallOptions:
+    """What a caller may choose: the output format and budget, the times, a thinking override, how many."""
+
+    format: Format = "cards"
+    token_budget: int | None = None
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    thinking: Thinking | None = None
+    k: int | None = None
+    session_id: str | None = None
+    funnel: bool | None = None  # switch seed 003's selection funnel on/off for this call
+    use_prefetch: bool = True
+    writeback: bool = True

@@ -1,0 +1,32 @@
+"""CragEvaluator (seed 000, slow mode): is what was retrieved good enough to answer the query?
+
+The ``crag_evaluate`` task returns CORRECT / AMBIGUOUS / INCORRECT; the verdict is logged with the recall
+(``recall_log.crag_verdict``). Two or more INCORRECT verdicts for the same query (by query key) open a knowledge
+gap (``memvault.record_recall_v1``), surfaced in ``meta.knowledge_gap`` at the next such recall.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from app.read.search import Candidate
+from app.read.stats import COUNTERS
+
+if TYPE_CHECKING:
+    from app.services import Services
+
+
+class CragEvaluator:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    async def __call__(self, query: str, top: list[Candidate], events: list[dict[str, Any]]) -> dict[str, Any]:
+        from app.models.tasks.crag_evaluate import CRAG_EVALUATE, CragInput
+
+        payload = CragInput(query=query, texts=[c.text for c in top],
+                            scores=[max(0.0, min(1.0, c.cosine)) for c in top] or None)
+        traced = await self.services.llm.run_traced(CRAG_EVALUATE, payload)
+        out = traced.output
+        COUNTERS.incr(f"crag.{out.verdict.lower()}")
+        events.append({"stage": "crag", "verdict": out.verdict, "score": out.score, "source": traced.source})
+        return {"verdict": out.verdict, "score": out.score, "reason": out.reason, "source": traced.source}

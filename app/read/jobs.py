@@ -1,0 +1,31 @@
+"""The read track's background job: Slow Thinker prefetch, deferred when a turn is appended.
+
+Registered on the shared Procrastinate app; the worker imports this module through ``TASK_MODULES``. The write
+track defers it (``defer_in(conn, "prefetch_for_turn", {...}, queue="prefetch", queueing_lock=...)``) in the
+transaction that appends the turn. Fire-and-forget (seed 000): no retry, the next utterance brings a new batch.
+"""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from app.worker.app import app
+from app.worker.context import get_services
+
+log = logging.getLogger(__name__)
+
+TASK_NAME = "prefetch_for_turn"
+QUEUE = "prefetch"
+
+
+@app.task(name=TASK_NAME, queue=QUEUE, retry=0)
+async def prefetch_for_turn_job(vault_id: str, session_id: str) -> dict:
+    from app.read.prefetch import prefetch_for_turn
+    from app.read.vault_ref import vault_by_id
+
+    services = await get_services()
+    vault = await vault_by_id(services.db, UUID(vault_id))
+    report = await prefetch_for_turn(services, vault, session_id)
+    log.info("prefetch for vault %s session %s: %s", vault_id, session_id, report.reason)
+    return {"admitted": report.admitted, "reason": report.reason, "stored": report.stored}

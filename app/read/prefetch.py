@@ -1,0 +1,193 @@
+"""Slow Thinker (seed 000, section IX; VoiceAgentRAG): predict the next questions, recall them ahead of time.
+
+Deferred as a job when a turn is appended (``app.read.jobs``). Five ops: ContextSampler (last 8 utterances) ->
+QuestionGenerator (``predict_next_questions``, top 3) -> QuestionRanker (confidence, then continuity with the last
+utterance) -> QuestionDeduplicator (questions already predicted in the last 5 minutes) -> QuestionEmitter (the
+top 2 are recalled and stored in the UNLOGGED ``prefetch_cache`` for 300 s, sanitized before they are stored).
+
+Admission control, all five must pass: the session has at least 3 turns; topic drift (1 - cosine of the last two
+utterances with the rest of the window) at most 0.7; the last prediction for the session at least 30 s old; a
+predicted question's confidence at least 0.4; the vault has at least 10 conversations (below: bypassed).
+
+``recall`` looks here first (:meth:`SlowThinker.lookup`); a hit is sanitized again on the way out by the
+formatter's sanitizer, a miss costs one indexed lookup. Hit and miss counters are in ``app.read.stats``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from app.read.config import RecallOptions
+from app.read.sanitize import ReadSanitizer
+from app.read.search import Candidate
+from app.read.stats import COUNTERS
+
+if TYPE_CHECKING:
+    from app.services import Services
+    from app.vaults import Vault
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    min_turns: int = 3
+    max_drift: float = 0.7
+    min_interval_s: float = 30.0
+    min_confidence: float = 0.4
+    min_conversations: int = 10
+    window: int = 8
+    emit: int = 2
+    dedup_window_s: int = 300
+    ttl_s: int = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Prefetched:
+    candidates: list[Candidate]
+    meta: dict[str, Any]
+
+
+@dataclass
+class PrefetchReport:
+    admitted: bool
+    reason: str
+    predicted: list[dict[str, Any]] = field(default_factory=list)
+    stored: list[str] = field(default_factory=list)
+
+
+def query_hash(query: str) -> bytes:
+    key = re.sub(r"[^\w]+", " ", query.lower()).strip()
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+def topic_drift(vectors: np.ndarray) -> float:
+    """1 - cosine between the mean of the last two utterances and the mean of the earlier ones."""
+    if len(vectors) < 4:
+        return 0.0
+    recent, earlier = vectors[-2:].mean(axis=0), vectors[:-2].mean(axis=0)
+    denom = float(np.linalg.norm(recent) * np.linalg.norm(earlier)) or 1.0
+    return 1.0 - float(recent @ earlier) / denom
+
+
+def _to_json(c: Candidate) -> dict[str, Any]:
+    d = asdict(c)
+    for key in ("valid_at", "recorded_at"):
+        if d[key] is not None:
+            d[key] = d[key].isoformat()
+    d["source_turn_ids"] = list(c.source_turn_ids)
+    d["factors"] = list(c.factors)
+    return d
+
+
+def _from_json(d: dict[str, Any]) -> Candidate:
+    d = dict(d)
+    for key in ("valid_at", "recorded_at"):
+        if d.get(key):
+            d[key] = datetime.fromisoformat(d[key])
+    d["source_turn_ids"] = tuple(d.get("source_turn_ids") or ())
+    d["factors"] = tuple(d.get("factors") or ())
+    d["origin"] = "prefetch"
+    return Candidate(**d)
+
+
+class SlowThinker:
+    def __init__(self, services: Services, admission: Admission | None = None) -> None:
+        self.services = services
+        self.admission = admission or Admission()
+
+    async def run(self, vault: Vault, session_id: str) -> PrefetchReport:
+        adm = self.admission
+        db = self.services.db
+        # ContextSampler
+        rows = await db.fetchall("SELECT * FROM memvault.prefetch_context_v1(%s, %s)", (session_id, adm.window),
+                                 vault_id=vault.id)
+        turns = [r for r in rows if r["content"]]
+        session_turns = rows[0]["session_turns"] if rows else 0
+        conversations = rows[0]["vault_sessions"] if rows else 0
+        if conversations < adm.min_conversations:
+            return self._skip("cold_start")
+        if session_turns < adm.min_turns:
+            return self._skip("short_conversation")
+        recent = await db.fetchall("SELECT * FROM memvault.prefetch_recent_v1(%s, make_interval(secs => %s))",
+                                   (session_id, adm.dedup_window_s), vault_id=vault.id)
+        if recent:
+            age = (await db.fetchone("SELECT extract(epoch FROM now() - %s::timestamptz) AS s",
+                                     (recent[0]["created_at"],)))["s"]
+            if float(age) < adm.min_interval_s:
+                return self._skip("recently_predicted")
+        utterances = [t["content"] for t in turns]
+        vectors = self.services.embedder.embed_documents(utterances)
+        drift = topic_drift(vectors)
+        if drift > adm.max_drift:
+            return self._skip("topic_drift")
+        # QuestionGenerator
+        from app.models.tasks.predict_next_questions import PREDICT_NEXT_QUESTIONS, PredictInput
+
+        out = await self.services.llm.run(PREDICT_NEXT_QUESTIONS, PredictInput(utterances=utterances))
+        last = utterances[-1].lower()
+        # QuestionRanker: confidence, then continuity with the last utterance.
+        ranked = sorted(out.questions, key=lambda q: (-q.confidence, -sum(w in last for w in q.question.lower().split())))
+        predicted = [{"question": q.question, "confidence": q.confidence} for q in ranked]
+        confident = [q for q in ranked if q.confidence >= adm.min_confidence]
+        if not confident:
+            report = self._skip("low_confidence")
+            report.predicted = predicted
+            return report
+        # QuestionDeduplicator
+        seen = {query_hash(r["query"]) for r in recent}
+        fresh = [q for q in confident if query_hash(q.question) not in seen]
+        report = PrefetchReport(True, "admitted", predicted)
+        # QuestionEmitter
+        from app.read.recall import ReadTrack, StageClock
+
+        track = ReadTrack.of(self.services)
+        for q in fresh[: adm.emit]:
+            cands, _, meta = await track.retrieve(vault, q.question, RecallOptions(use_prefetch=False),
+                                                  track.config.default_k * 2, StageClock(), [])
+            sanitizer = ReadSanitizer()
+            clean = [c.with_score(c.score) for c in cands]
+            clean = [Candidate(**{**asdict(c), "text": sanitizer(c.id, c.text, where="prefetch_store"),
+                                  "summary": sanitizer(c.id, c.summary, where="prefetch_store") if c.summary else None})
+                     for c in clean]
+            payload = {"session_id": session_id, "intent": meta["intent"], "mode": meta["mode"],
+                       "thinking": meta["thinking"], "candidates": [_to_json(c) for c in clean],
+                       "sanitize_hits": sanitizer.hits}
+            await db.fetchone("SELECT memvault.prefetch_put_v1(%s, %s, %s::jsonb, %s, %s) AS expires_at",
+                              (query_hash(q.question), q.question, json.dumps(payload, default=str), q.confidence,
+                               adm.ttl_s), vault_id=vault.id)
+            if sanitizer.audits:
+                await db.fetchone("SELECT memvault.audit_read_sanitize_v1(%s::jsonb) AS n",
+                                  (json.dumps(sanitizer.audits),), vault_id=vault.id)
+            report.stored.append(q.question)
+            COUNTERS.incr("prefetch.stored")
+        return report
+
+    def _skip(self, reason: str) -> PrefetchReport:
+        COUNTERS.incr(f"prefetch.skip.{reason}")
+        return PrefetchReport(False, reason)
+
+    @staticmethod
+    async def lookup(services: Services, vault: Vault, query: str) -> Prefetched | None:
+        row = await services.db.fetchone("SELECT * FROM memvault.prefetch_get_v1(%s)", (query_hash(query),),
+                                         vault_id=vault.id)
+        if row is None:
+            COUNTERS.incr("prefetch.miss")
+            return None
+        COUNTERS.incr("prefetch.hit")
+        payload = row["payload"]
+        cands = [_from_json(d) for d in payload.get("candidates", [])]
+        meta = {"intent": payload.get("intent", "unknown"), "mode": payload.get("mode", "LOCAL"),
+                "thinking": payload.get("thinking", "fast"), "prefetched_query": row["query"],
+                "prefetched_at": row["created_at"].isoformat()}
+        return Prefetched(cands, meta)
+
+
+async def prefetch_for_turn(services: Services, vault: Vault, session_id: str) -> PrefetchReport:
+    """The job's body: run the Slow Thinker for the session a turn was just appended to."""
+    return await SlowThinker(services).run(vault, session_id)

@@ -1,0 +1,46 @@
+"""ReadSanitizer (seed 000, "Read-Time Sanitize"): the write side's versioned ruleset, applied again on the way out.
+
+A block written months ago was checked with the rules of that day; here it meets today's. Dangerous spans become
+``[REDACTED]`` and the rest of the memory stays (dropping it would dilute the top-k). Every hit becomes an
+audit_log entry with the block id and the ruleset version (written with the recall's log row, one transaction).
+The prefetch cache goes through the same sanitizer twice: before it is stored and when it is served.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.safety.ruleset import RULESET_VERSION, sanitize
+
+
+@dataclass
+class ReadSanitizer:
+    """Sanitizes texts of blocks and collects one audit entry per rule hit."""
+
+    audits: list[dict[str, Any]] = field(default_factory=list)
+    redacted_ids: set[int] = field(default_factory=set)
+
+    def __call__(self, block_id: int | None, text: str, *, where: str = "recall") -> str:
+        result = sanitize(text)
+        if not result.hits:
+            return text
+        if block_id is not None:
+            self.redacted_ids.add(block_id)
+        for hit in result.hits:
+            self.audits.append({
+                "block_id": block_id,
+                "rule": hit.rule_id,
+                "ruleset_version": result.ruleset_version,
+                "detail": {"family": hit.family, "severity": hit.severity, "span": [hit.start, hit.end],
+                           "where": where},
+            })
+        return result.text
+
+    @property
+    def version(self) -> str:
+        return RULESET_VERSION
+
+    @property
+    def hits(self) -> int:
+        return len(self.audits)

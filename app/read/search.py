@@ -1,0 +1,137 @@
+"""Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v1``) per query.
+
+Dense top-N (HNSW, or exact in a small vault) and sparse top-N (rare tsvector terms) fused by RRF in SQL, then
+the stages of ``sql/idempotent/070-scoring.sql``. Python passes the query vector, the times and the per-intent
+configuration as data, and turns rows into :class:`Candidate` objects.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import numpy as np
+
+from app.read.config import ScoringConfig, SearchConfig
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from app.services import Services
+
+STAGES = ("RecencyBoost", "ImportanceWeight", "TrustBoost", "FeedbackBoost", "LengthNorm", "WeibullDecay",
+          "PPRBoost", "SemanticBoost")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    id: int
+    score: float
+    base: float
+    cosine: float
+    text: str
+    content: str
+    summary: str | None = None
+    category: str | None = None
+    kind: str = "memory"
+    source_kind: str = "user"
+    trust_score: float = 0.5
+    confidence: float = 0.5
+    tier: str = "hot"
+    token_count: int = 0
+    session_id: str | None = None
+    source_turn_ids: tuple[int, ...] = ()
+    valid_at: datetime | None = None
+    recorded_at: datetime | None = None
+    access_count: int = 0
+    version: int = 1
+    factors: tuple[float, ...] = ()
+    dup_of: int | None = None
+    dup_cos: float | None = None
+    dense_rank: int | None = None
+    sparse_rank: int | None = None
+    rerank: float | None = None
+    origin: str = "fast"  # fast | cascade | variant
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_score(self, score: float, **kw: Any) -> Candidate:
+        return replace(self, score=score, **kw)
+
+    def stage_factors(self) -> dict[str, float]:
+        return {name: round(f, 4) for name, f in zip(STAGES, self.factors)}
+
+
+def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
+    return Candidate(
+        id=int(row["id"]), score=float(row["score"]), base=float(row["base"]), cosine=float(row["cosine"] or 0.0),
+        text=row["text"], content=row["content"], summary=row.get("summary"), category=row.get("category"),
+        kind=row.get("kind") or "memory", source_kind=row.get("source_kind") or "user",
+        trust_score=float(row.get("trust_score") or 0.0), confidence=float(row.get("confidence") or 0.0),
+        tier=row.get("tier") or "hot", token_count=int(row.get("token_count") or 0),
+        session_id=row.get("session_id"), source_turn_ids=tuple(row.get("source_turn_ids") or ()),
+        valid_at=row.get("valid_at"), recorded_at=row.get("recorded_at"),
+        access_count=int(row.get("access_count") or 0), version=int(row.get("version") or 1),
+        factors=tuple(float(f) for f in (row.get("factors") or ())), dup_of=row.get("dup_of"),
+        dup_cos=float(row["dup_cos"]) if row.get("dup_cos") is not None else None,
+        dense_rank=row.get("dense_rank"), sparse_rank=row.get("sparse_rank"), origin=origin,
+    )
+
+
+RECALL_FAST = "SELECT * FROM memvault.recall_fast_v1(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s)"
+SCORE_CANDIDATES = "SELECT * FROM memvault.score_candidates_v1(%s, %s, %s, %s, %s, %s::jsonb, %s)"
+
+
+class VaultSize:
+    """Whether a vault is small enough for exact dense search, probed at most once a minute per vault."""
+
+    _cache: dict[UUID, tuple[float, int]] = {}
+
+    @classmethod
+    async def is_small(cls, conn: psycopg.AsyncConnection, vault_id: UUID, exact_below: int,
+                       ttl_s: float = 60.0) -> bool:
+        hit = cls._cache.get(vault_id)
+        now = time.monotonic()
+        if hit is None or now - hit[0] > ttl_s:
+            cur = await conn.execute("SELECT memvault.vault_block_count_v1(%s) AS n", (exact_below,))
+            n = int((await cur.fetchone())["n"])
+            cls._cache[vault_id] = (now, n)
+            return n <= exact_below
+        return hit[1] <= exact_below
+
+    @classmethod
+    def forget(cls, vault_id: UUID | None = None) -> None:
+        if vault_id is None:
+            cls._cache.clear()
+        else:
+            cls._cache.pop(vault_id, None)
+
+
+class FastSearch:
+    """Hybrid search and scoring for one query (dense + sparse, RRF, 11 stages)."""
+
+    def __init__(self, services: Services, search: SearchConfig | None = None) -> None:
+        self.services = services
+        self.search = search or SearchConfig()
+
+    async def __call__(self, conn: psycopg.AsyncConnection, vault_id: UUID, query: str, qvec: np.ndarray,
+                       scoring: ScoringConfig, *, as_of: datetime | None, known_at: datetime | None,
+                       limit: int) -> list[Candidate]:
+        exact = await VaultSize.is_small(conn, vault_id, self.search.exact_below)
+        cur = await conn.execute(RECALL_FAST, (qvec, query, as_of, known_at, json.dumps(self.search.params(exact)),
+                                               json.dumps(scoring.params()), limit))
+        return [candidate_from_row(r) for r in await cur.fetchall()]
+
+
+async def score_blocks(conn: psycopg.AsyncConnection, ids: list[int], base: list[float], qvec: np.ndarray,
+                       scoring: ScoringConfig, *, as_of: datetime | None, known_at: datetime | None, limit: int,
+                       origin: str) -> list[Candidate]:
+    """The same 11 stages over blocks found another way (cascade recall's evidence blocks)."""
+    if not ids:
+        return []
+    cur = await conn.execute(SCORE_CANDIDATES, (ids, base, qvec, as_of, known_at, json.dumps(scoring.params()),
+                                                limit))
+    return [candidate_from_row(r, origin) for r in await cur.fetchall()]

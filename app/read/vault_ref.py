@@ -1,0 +1,16 @@
+"""A vault by id (jobs carry ids; ``app.vaults.get_vault`` looks vaults up by name)."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from app.db.connector import Database
+from app.errors import NotFound
+from app.vaults import Vault
+
+
+async def vault_by_id(db: Database, vault_id: UUID) -> Vault:
+    row = await db.fetchone("SELECT id, name, graph_name, created_at FROM memvault.vault WHERE id = %s", (vault_id,))
+    if row is None:
+        raise NotFound(f"unknown vault id {vault_id}")
+    return Vault(id=row["id"], name=row["name"], graph_name=row["graph_name"], created_at=row["created_at"])

@@ -1,0 +1,405 @@
+-- The read track's fast search: dense top-N (HNSW) + sparse top-N (tsvector, rare terms), fused by RRF.
+-- Re-applied by every migration. Earlier revisions apply this file before 003-read.sql has created the read
+-- track's tables, so bodies are not checked at creation here (they are when they first run).
+SET check_function_bodies = off;
+
+-- Document frequency of lexemes, estimated from the planner's statistics of block.tsv (ANALYZE keeps the most
+-- common lexemes and their frequencies; a lexeme not among them is rarer than the rarest one listed).
+-- SECURITY DEFINER: pg_stats hides tables with row-level security from the vault role.
+CREATE OR REPLACE FUNCTION memvault.lexeme_stats_v1(p_lexemes text[])
+    RETURNS TABLE (lexeme text, freq double precision, est_rows double precision)
+    LANGUAGE sql STABLE SECURITY DEFINER PARALLEL SAFE
+    SET search_path = pg_catalog
+    AS $$
+    WITH s AS (
+        SELECT st.most_common_elems::text::text[] AS elems, st.most_common_elem_freqs AS freqs
+        FROM pg_catalog.pg_stats st
+        WHERE st.schemaname = 'memvault' AND st.tablename = 'block' AND st.attname = 'tsv'
+        LIMIT 1
+    ), mce AS (
+        SELECT e.elem, e.freq::double precision AS freq
+        FROM s, unnest(s.elems, s.freqs[1:cardinality(s.elems)]) AS e(elem, freq)
+    ), lo AS (
+        SELECT coalesce(min(mce.freq) / 2, 0.0005) AS f FROM mce
+    ), n AS (
+        SELECT greatest(c.reltuples, 0)::double precision AS nrows FROM pg_catalog.pg_class c
+        WHERE c.oid = 'memvault.block'::regclass
+    )
+    SELECT l.lexeme, coalesce(m.freq, lo.f), coalesce(m.freq, lo.f) * n.nrows
+    FROM unnest(p_lexemes) AS l(lexeme)
+    CROSS JOIN lo CROSS JOIN n
+    LEFT JOIN mce m ON m.elem = l.lexeme
+$$;
+REVOKE ALL ON FUNCTION memvault.lexeme_stats_v1(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.lexeme_stats_v1(text[]) TO memvault_app;
+
+-- The sparse rail's query terms: the query's lexemes, rarest first, kept while the estimated rows they match
+-- stay within p_row_budget (the first term is always kept), at most p_max_terms. OR over common words ranked
+-- by ts_rank_cd reads every match (DESIGN, performance notes); rare terms carry the keyword signal and bound
+-- the candidate set. idf = ln(1 / freq).
+CREATE OR REPLACE FUNCTION memvault.sparse_terms_v1(p_query text, p_max_terms integer DEFAULT 8,
+                                                    p_row_budget double precision DEFAULT 4000)
+    RETURNS TABLE (lexeme text, freq double precision, idf double precision, q tsquery)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    WITH t AS (
+        SELECT s.lexeme, s.freq, s.est_rows,
+               sum(s.est_rows) OVER (ORDER BY s.freq, s.lexeme) AS cum_rows,
+               row_number() OVER (ORDER BY s.freq, s.lexeme) AS rn
+        FROM memvault.lexeme_stats_v1(tsvector_to_array(memvault.sparse_document_v1(p_query))) AS s
+    )
+    SELECT t.lexeme, t.freq, ln(1.0 / greatest(t.freq, 1e-9)), quote_literal(t.lexeme)::tsquery
+    FROM t
+    WHERE t.rn <= p_max_terms AND (t.rn = 1 OR t.cum_rows <= p_row_budget)
+    ORDER BY t.rn
+$$;
+
+-- How many blocks the vault in scope has, counted up to p_cap (enough to choose exact or HNSW search).
+CREATE OR REPLACE FUNCTION memvault.vault_block_count_v1(p_cap integer DEFAULT 5000)
+    RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT count(*)::integer FROM (
+        SELECT 1 FROM memvault.block b WHERE b.vault_id = memvault.current_vault_id() LIMIT p_cap + 1
+    ) s
+$$;
+
+-- Fast search, one function: dense top-N and sparse top-N for the vault in scope, fused by RRF
+-- (score = sum over rails of w / (k + rank)); rrf_norm divides by the best possible score, so 1.0 is rank 1
+-- on both rails. Filters: valid at p_as_of (default now), not retracted, not quarantined as noise. With
+-- p_known_at (transaction time in the past), candidates are drawn from every version and the scoring stage
+-- (score_candidates_v1) keeps the version believed at p_known_at.
+-- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
+-- the vault size against exact_below 5000), ef_search 100, sparse_max_terms 8, sparse_row_budget 4000,
+-- noise_tags (text[]).
+CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
+    p_qvec     vector,
+    p_query    text,
+    p_as_of    timestamptz DEFAULT NULL,
+    p_known_at timestamptz DEFAULT NULL,
+    p_cfg      jsonb DEFAULT '{}'::jsonb
+)
+    RETURNS TABLE (id bigint, rrf double precision, rrf_norm double precision, dense_rank integer,
+                   sparse_rank integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_vault    uuid := memvault.current_vault_id();
+    v_as_of    timestamptz := coalesce(p_as_of, now());
+    v_past     boolean := p_known_at IS NOT NULL;
+    v_k        double precision := coalesce((p_cfg ->> 'rrf_k')::double precision, 60);
+    v_dw       double precision := coalesce((p_cfg ->> 'dense_w')::double precision, 1);
+    v_sw       double precision := coalesce((p_cfg ->> 'sparse_w')::double precision, 1);
+    v_dense_n  integer := coalesce((p_cfg ->> 'dense_n')::integer, 100);
+    v_sparse_n integer := coalesce((p_cfg ->> 'sparse_n')::integer, 100);
+    v_exact    boolean := (p_cfg ->> 'exact')::boolean;
+    v_noise    text[] := coalesce(ARRAY(SELECT jsonb_array_elements_text(p_cfg -> 'noise_tags')),
+                                  memvault.default_noise_tags_v1());
+    v_dense    bigint[];
+    v_sparse   bigint[];
+    v_terms    tsquery[];
+    v_idf      double precision[];
+    v_any      tsquery;
+BEGIN
+    IF v_vault IS NULL THEN
+        RAISE EXCEPTION 'fast_search_v1 needs a vault in scope (memvault.vault_id)' USING ERRCODE = 'MV422';
+    END IF;
+    IF v_past THEN  -- versions are checked after scoring; widen the net
+        v_dense_n := v_dense_n * 2;
+        v_sparse_n := v_sparse_n * 2;
+    END IF;
+    IF v_exact IS NULL THEN
+        v_exact := memvault.vault_block_count_v1(coalesce((p_cfg ->> 'exact_below')::integer, 5000))
+                   <= coalesce((p_cfg ->> 'exact_below')::integer, 5000);
+    END IF;
+
+    -- Dense rail.
+    IF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
+        IF v_exact THEN
+            -- A small vault: exact distances (the "+ 0" keeps the planner off the HNSW index).
+            SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_dense FROM (
+                SELECT b.id, (b.embedding <=> p_qvec) + 0 AS dist
+                FROM memvault.block b
+                WHERE b.vault_id = v_vault AND b.embedding IS NOT NULL
+                  AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
+                                  AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
+                  AND NOT (b.quarantine_tags && v_noise)
+                ORDER BY (b.embedding <=> p_qvec) + 0
+                LIMIT v_dense_n
+            ) x;
+        ELSE
+            PERFORM set_config('hnsw.ef_search', coalesce(p_cfg ->> 'ef_search', greatest(v_dense_n, 100)::text), true);
+            PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+            SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_dense FROM (
+                SELECT b.id, b.embedding <=> p_qvec AS dist
+                FROM memvault.block b
+                WHERE b.vault_id = v_vault
+                  AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
+                                  AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
+                  AND NOT (b.quarantine_tags && v_noise)
+                ORDER BY b.embedding <=> p_qvec
+                LIMIT v_dense_n
+            ) x;
+        END IF;
+    END IF;
+
+    -- Sparse rail: rare query terms, each match scored by the idf of the terms it contains (ts_rank breaks ties).
+    SELECT array_agg(t.q ORDER BY t.freq), array_agg(t.idf ORDER BY t.freq)
+    INTO v_terms, v_idf
+    FROM memvault.sparse_terms_v1(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
+                                  coalesce((p_cfg ->> 'sparse_row_budget')::double precision, 4000)) t;
+    IF v_terms IS NOT NULL AND v_sparse_n > 0 THEN
+        SELECT string_agg(q::text, ' | ')::tsquery INTO v_any FROM unnest(v_terms) AS q;
+        SELECT array_agg(x.id ORDER BY x.sc DESC, x.id) INTO v_sparse FROM (
+            SELECT b.id,
+                   (SELECT sum(w.idf) FROM unnest(v_terms, v_idf) AS w(q, idf) WHERE b.tsv @@ w.q)
+                   + 0.01 * ts_rank(b.tsv, v_any, 8) AS sc
+            FROM memvault.block b
+            WHERE b.vault_id = v_vault AND b.tsv @@ v_any
+              AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
+                              AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
+              AND NOT (b.quarantine_tags && v_noise)
+            ORDER BY sc DESC, b.id
+            LIMIT v_sparse_n
+        ) x;
+    END IF;
+
+    RETURN QUERY
+    WITH d AS (SELECT u.id, u.r::integer AS r FROM unnest(v_dense) WITH ORDINALITY AS u(id, r)),
+         s AS (SELECT u.id, u.r::integer AS r FROM unnest(v_sparse) WITH ORDINALITY AS u(id, r)),
+         f AS (
+             SELECT coalesce(d.id, s.id) AS id,
+                    coalesce(v_dw / (v_k + d.r), 0) + coalesce(v_sw / (v_k + s.r), 0) AS rrf,
+                    d.r AS dr, s.r AS sr
+             FROM d FULL JOIN s ON s.id = d.id
+         )
+    SELECT f.id, f.rrf, f.rrf / ((v_dw + v_sw) / (v_k + 1)), f.dr, f.sr
+    FROM f
+    ORDER BY f.rrf DESC, f.id;
+END
+$$;
+
+-- The seven quarantine tags NoiseFilter drops (seed 000, stage 10).
+CREATE OR REPLACE FUNCTION memvault.default_noise_tags_v1()
+    RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY['noise', 'injection', 'poisoning', 'spam', 'low_quality', 'duplicate', 'contradiction'];
+
+
+-- ---- QueryClassify: intent archetypes ---------------------------------------------------------------------------
+
+-- Archetype queries without a vector from this embedder (filled on first use by the read track).
+CREATE OR REPLACE FUNCTION memvault.archetypes_to_embed_v1(p_embedder text)
+    RETURNS TABLE (id bigint, query text)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT a.id, a.query FROM memvault.intent_archetype a
+    WHERE a.embedding IS NULL OR a.embedder IS DISTINCT FROM p_embedder
+    ORDER BY a.id
+$$;
+
+CREATE OR REPLACE FUNCTION memvault.set_archetype_embeddings_v1(p_embedder text, p_ids bigint[], p_vectors vector[])
+    RETURNS integer
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    WITH u AS (
+        UPDATE memvault.intent_archetype a SET embedder = p_embedder, embedding = v.vec
+        FROM unnest(p_ids, p_vectors) AS v(id, vec)
+        WHERE a.id = v.id
+        RETURNING 1
+    )
+    SELECT count(*)::integer FROM u
+$$;
+
+CREATE OR REPLACE FUNCTION memvault.archetypes_v1(p_embedder text)
+    RETURNS TABLE (intent text, lang text, query text, embedding vector)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    SELECT a.intent, a.lang, a.query, a.embedding FROM memvault.intent_archetype a
+    WHERE a.embedder = p_embedder AND a.embedding IS NOT NULL
+    ORDER BY a.id
+$$;
+
+-- ---- PersonalizedRouter -----------------------------------------------------------------------------------------
+
+-- Intent counts of the vault in scope over the last 7, 30 and 90 days (recall_log).
+CREATE OR REPLACE FUNCTION memvault.intent_distribution_v1(p_now timestamptz DEFAULT NULL)
+    RETURNS TABLE (intent text, d7 bigint, d30 bigint, d90 bigint)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT r.intent,
+           count(*) FILTER (WHERE r.at > coalesce(p_now, now()) - interval '7 days'),
+           count(*) FILTER (WHERE r.at > coalesce(p_now, now()) - interval '30 days'),
+           count(*)
+    FROM memvault.recall_log r
+    WHERE r.vault_id = memvault.current_vault_id() AND r.at > coalesce(p_now, now()) - interval '90 days'
+    GROUP BY r.intent
+    ORDER BY r.intent
+$$;
+
+-- ---- Write-back, recall_log, read-time sanitize audit, CRAG knowledge gaps ---------------------------------------
+
+-- The key that makes two phrasings of the same query one (case, punctuation and spacing ignored).
+CREATE OR REPLACE FUNCTION memvault.query_key_v1(p_query text)
+    RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    RETURN btrim(regexp_replace(lower(p_query), '[^[:alnum:]\u3400-\u4dbf\u4e00-\u9fff]+', ' ', 'g'));
+
+-- One recall, recorded: returned blocks get access_count + 1 and last_accessed_at (the read-write closed loop),
+-- read-time sanitize hits go to audit_log, and a recall_log row keeps intent, mode, per-stage ms and the ids.
+-- A CRAG verdict of INCORRECT seen twice or more for the same query key opens (or bumps) a knowledge gap.
+-- p_audits: [{"block_id": 1, "rule": "...", "ruleset_version": "...", "detail": {...}}, ...]
+CREATE OR REPLACE FUNCTION memvault.record_recall_v1(
+    p_ids          bigint[],
+    p_query        text,
+    p_intent       text,
+    p_mode         text,
+    p_thinking     text,
+    p_stage_ms     jsonb,
+    p_tokens       integer,
+    p_crag         text DEFAULT NULL,
+    p_prefetch_hit boolean DEFAULT false,
+    p_audits       jsonb DEFAULT '[]'::jsonb,
+    p_writeback    boolean DEFAULT true
+)
+    RETURNS TABLE (recall_id bigint, gap_id bigint, incorrect_count integer)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+DECLARE
+    v_vault uuid := memvault.current_vault_id();
+    v_key   text := memvault.query_key_v1(p_query);
+    v_id    bigint;
+    v_gap   bigint;
+    v_count integer;
+BEGIN
+    IF v_vault IS NULL THEN
+        RAISE EXCEPTION 'record_recall_v1 needs a vault in scope' USING ERRCODE = 'MV422';
+    END IF;
+    IF p_writeback AND cardinality(p_ids) > 0 THEN
+        UPDATE memvault.block b SET access_count = b.access_count + 1, last_accessed_at = now()
+        WHERE b.vault_id = v_vault AND b.id = ANY (p_ids);
+    END IF;
+    INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, rule, ruleset_version, detail)
+    SELECT v_vault, 'read_sanitize', 'redact', (a ->> 'block_id')::bigint, a ->> 'rule', a ->> 'ruleset_version',
+           coalesce(a -> 'detail', '{}'::jsonb)
+    FROM jsonb_array_elements(coalesce(p_audits, '[]'::jsonb)) AS a;
+    INSERT INTO memvault.recall_log (vault_id, query, intent, mode, thinking, stage_ms, returned_ids, tokens_used,
+                                     crag_verdict, prefetch_hit)
+    VALUES (v_vault, p_query, p_intent, p_mode, p_thinking, coalesce(p_stage_ms, '{}'::jsonb),
+            coalesce(p_ids, '{}'), coalesce(p_tokens, 0), p_crag, coalesce(p_prefetch_hit, false))
+    RETURNING id INTO v_id;
+    IF p_crag = 'INCORRECT' THEN
+        SELECT count(*)::integer INTO v_count FROM memvault.recall_log r
+        WHERE r.vault_id = v_vault AND r.crag_verdict = 'INCORRECT' AND memvault.query_key_v1(r.query) = v_key;
+        IF v_count >= 2 THEN
+            INSERT INTO memvault.knowledge_gap AS g (vault_id, query, query_key, incorrect_count)
+            VALUES (v_vault, p_query, v_key, v_count)
+            ON CONFLICT (vault_id, query_key) DO UPDATE
+                SET incorrect_count = excluded.incorrect_count, last_seen_at = now(), resolved_at = NULL
+            RETURNING g.id INTO v_gap;
+        END IF;
+    END IF;
+    RETURN QUERY SELECT v_id, v_gap, v_count;
+END
+$$;
+
+-- The open knowledge gap for a query, if CRAG marked one (surfaced at the next such recall).
+CREATE OR REPLACE FUNCTION memvault.knowledge_gap_for_v1(p_query text)
+    RETURNS TABLE (id bigint, query text, incorrect_count integer, first_seen_at timestamptz,
+                   last_seen_at timestamptz)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT g.id, g.query, g.incorrect_count, g.first_seen_at, g.last_seen_at FROM memvault.knowledge_gap g
+    WHERE g.vault_id = memvault.current_vault_id() AND g.query_key = memvault.query_key_v1(p_query)
+      AND g.resolved_at IS NULL AND g.incorrect_count >= 2
+$$;
+
+-- ---- Slow Thinker's prefetch cache (UNLOGGED, TTL) --------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION memvault.prefetch_get_v1(p_hash bytea)
+    RETURNS TABLE (query text, payload jsonb, confidence real, created_at timestamptz)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT c.query, c.payload, c.confidence, c.created_at FROM memvault.prefetch_cache c
+    WHERE c.vault_id = memvault.current_vault_id() AND c.query_hash = p_hash AND c.expires_at > now()
+$$;
+
+CREATE OR REPLACE FUNCTION memvault.prefetch_put_v1(p_hash bytea, p_query text, p_payload jsonb,
+                                                    p_confidence real, p_ttl_s integer DEFAULT 300)
+    RETURNS timestamptz
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    DELETE FROM memvault.prefetch_cache c
+    WHERE c.vault_id = memvault.current_vault_id() AND c.expires_at <= now();
+    INSERT INTO memvault.prefetch_cache AS c (vault_id, query_hash, query, payload, confidence, created_at,
+                                              expires_at)
+    VALUES (memvault.current_vault_id(), p_hash, p_query, p_payload, p_confidence, now(),
+            now() + make_interval(secs => p_ttl_s))
+    ON CONFLICT (vault_id, query_hash) DO UPDATE
+        SET query = excluded.query, payload = excluded.payload, confidence = excluded.confidence,
+            created_at = excluded.created_at, expires_at = excluded.expires_at
+    RETURNING c.expires_at;
+$$;
+
+-- Predictions made for a session within the last p_within (admission rule "last prediction < 30 s" and the
+-- deduplicator's "same question in the last 5 minutes").
+CREATE OR REPLACE FUNCTION memvault.prefetch_recent_v1(p_session text, p_within interval DEFAULT '5 minutes')
+    RETURNS TABLE (query text, created_at timestamptz)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT c.query, c.created_at FROM memvault.prefetch_cache c
+    WHERE c.vault_id = memvault.current_vault_id() AND c.payload ->> 'session_id' = p_session
+      AND c.created_at > now() - p_within
+    ORDER BY c.created_at DESC
+$$;
+
+-- What the Slow Thinker reads: the session's last p_n turns (oldest first), its turn count and the vault's
+-- number of conversations.
+CREATE OR REPLACE FUNCTION memvault.prefetch_context_v1(p_session text, p_n integer DEFAULT 8)
+    RETURNS TABLE (role text, content text, said_at timestamptz, session_turns integer, vault_sessions bigint)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    WITH s AS (
+        SELECT (SELECT count(*) FROM memvault.turn t2
+                WHERE t2.vault_id = memvault.current_vault_id() AND t2.session_id = p_session)::integer AS n,
+               (SELECT count(*) FROM memvault.session s2 WHERE s2.vault_id = memvault.current_vault_id()) AS v
+    )
+    SELECT x.role, x.content, x.said_at, s.n, s.v FROM s
+    LEFT JOIN LATERAL (
+        SELECT t.role, t.content, t.said_at, t.seq FROM memvault.turn t
+        WHERE t.vault_id = memvault.current_vault_id() AND t.session_id = p_session
+        ORDER BY t.seq DESC LIMIT p_n
+    ) x ON true
+    ORDER BY x.seq NULLS FIRST
+$$;
+
+-- Read-time sanitize hits outside a recall (the Slow Thinker sanitizing before it stores), one audit row each.
+CREATE OR REPLACE FUNCTION memvault.audit_read_sanitize_v1(p_audits jsonb)
+    RETURNS integer
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    WITH i AS (
+        INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, rule, ruleset_version, detail)
+        SELECT memvault.current_vault_id(), 'read_sanitize', 'redact', (a ->> 'block_id')::bigint, a ->> 'rule',
+               a ->> 'ruleset_version', coalesce(a -> 'detail', '{}'::jsonb)
+        FROM jsonb_array_elements(coalesce(p_audits, '[]'::jsonb)) AS a
+        RETURNING 1
+    )
+    SELECT count(*)::integer FROM i
+$$;
+
+RESET check_function_bodies;

@@ -1,0 +1,247 @@
+-- The 11-stage scoring pipeline (seed 000, section III), in the seed's order. Stages 1-8 are per-row
+-- multipliers (small inlinable helpers, no SET clause); 9-11 work on the candidate set (score_candidates_v1).
+-- Every number is a parameter with the seed's value as default; ScoringConfig (app/read/config.py) fills them
+-- per intent. Re-applied by every migration.
+SET check_function_bodies = off;
+
+-- 1. RecencyBoost: x (1 + w * e^(-age/tau)); age in days relative to the question's as_of, never negative.
+CREATE OR REPLACE FUNCTION memvault.recency_boost_v1(p_age_days double precision, p_w double precision DEFAULT 0.15,
+                                                     p_tau_days double precision DEFAULT 14)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1 + p_w * exp(-least(greatest(p_age_days, 0) / p_tau_days, 700));
+
+-- 2. ImportanceWeight: x (0.7 + 0.3 * confidence).
+CREATE OR REPLACE FUNCTION memvault.importance_weight_v1(p_confidence double precision,
+                                                         p_base double precision DEFAULT 0.7,
+                                                         p_w double precision DEFAULT 0.3)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN p_base + p_w * p_confidence;
+
+-- 3. TrustBoost: x (1 - 0.3 * (1 - trust)).
+CREATE OR REPLACE FUNCTION memvault.trust_boost_v1(p_trust double precision, p_w double precision DEFAULT 0.3)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1 - p_w * (1 - p_trust);
+
+-- 4. FeedbackBoost: x (1 + 0.15 * tanh(net / 3)), net = up - down.
+CREATE OR REPLACE FUNCTION memvault.feedback_boost_v1(p_up integer, p_down integer,
+                                                      p_w double precision DEFAULT 0.15,
+                                                      p_scale double precision DEFAULT 3)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1 + p_w * tanh((p_up - p_down) / p_scale);
+
+-- 5. LengthNorm: / (1 + 0.3 * |log2(len / 500)|), len in characters.
+CREATE OR REPLACE FUNCTION memvault.length_norm_v1(p_len integer, p_w double precision DEFAULT 0.3,
+                                                   p_center double precision DEFAULT 500)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1 / (1 + p_w * abs(ln(greatest(p_len, 1) / p_center)) / ln(2.0::double precision));
+
+-- 6a. WeibullDecay's half-life: four tiers by confidence (Core 180 d, Hot 60 d, Warm 30 d, Cold 14 d), stretched
+-- by access_count (1 + log2(1 + n), at most 10x): what is read lives longer.
+CREATE OR REPLACE FUNCTION memvault.weibull_half_life_v1(
+    p_confidence double precision, p_access_count integer,
+    p_core double precision DEFAULT 180, p_hot double precision DEFAULT 60,
+    p_warm double precision DEFAULT 30, p_cold double precision DEFAULT 14,
+    p_conf_core double precision DEFAULT 0.9, p_conf_hot double precision DEFAULT 0.7,
+    p_conf_warm double precision DEFAULT 0.4, p_max_stretch double precision DEFAULT 10)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (CASE WHEN p_confidence >= p_conf_core THEN p_core
+                 WHEN p_confidence >= p_conf_hot THEN p_hot
+                 WHEN p_confidence >= p_conf_warm THEN p_warm
+                 ELSE p_cold END)
+           * least(p_max_stretch, 1 + ln(1 + greatest(p_access_count, 0)) / ln(2.0::double precision));
+
+-- 6b. WeibullDecay: survival S(t) = exp(-(t / lambda)^k) with lambda chosen so S(half_life) = 0.5; shape k > 1
+-- decays slowly at first and faster after. The multiplier is 1 - w * (1 - S): w is how much decay may take away
+-- (1 - w is the steady tail).
+CREATE OR REPLACE FUNCTION memvault.weibull_decay_v1(p_age_days double precision, p_half_life double precision,
+                                                     p_shape double precision DEFAULT 1.5,
+                                                     p_w double precision DEFAULT 0.3)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1 - p_w * (1 - exp(-least(power(greatest(p_age_days, 0) / (p_half_life / power(ln(2.0), 1 / p_shape)),
+                                             p_shape), 700)));
+
+-- 7. PPRBoost: x (1 + 0.3 * ppr_score), the graph centrality the background track computes (HippoRAG).
+CREATE OR REPLACE FUNCTION memvault.ppr_boost_v1(p_ppr double precision, p_w double precision DEFAULT 0.3)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1 + p_w * least(greatest(p_ppr, 0), 1);
+
+-- 8. SemanticBoost: x (1 + 0.3 * cosine).
+CREATE OR REPLACE FUNCTION memvault.semantic_boost_v1(p_cosine double precision, p_w double precision DEFAULT 0.3)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN 1 + p_w * greatest(p_cosine, 0);
+
+-- Stages 1-11 over a candidate set: p_ids with their base scores (normalized RRF from fast_search_v1, or PPR
+-- mass from cascade recall). Keeps the version believed at p_known_at (block_history) when given, then
+-- 9 MinScoreGate (< min_score dropped), 10 NoiseFilter (quarantine tags), 11 PairwiseDedup (cosine > 0.85 with a
+-- better-scored candidate halves the score, then the gate again). Returns the best p_limit, best first, with the
+-- text to show (frozen blocks give their digest only), the eight stage multipliers, and each candidate's
+-- nearest better-scored neighbour (for the formatter's near-duplicate collapse).
+-- p_cfg keys: recency_w, recency_tau_days, importance_base, importance_w, trust_w, feedback_w, feedback_scale,
+-- length_w, length_center, decay_w, decay_shape, half_life_core/hot/warm/cold, conf_core/hot/warm,
+-- access_stretch_max, ppr_w, semantic_w, min_score, noise_tags, dedup_cos, dedup_factor, dedup_window.
+CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
+    p_ids      bigint[],
+    p_base     double precision[],
+    p_qvec     vector,
+    p_as_of    timestamptz DEFAULT NULL,
+    p_known_at timestamptz DEFAULT NULL,
+    p_cfg      jsonb DEFAULT '{}'::jsonb,
+    p_limit    integer DEFAULT 50
+)
+    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
+                   factors double precision[], dup_of bigint, dup_cos double precision,
+                   text text, content text, summary text, category text, kind text, source_kind text,
+                   trust_score real, confidence real, tier text, token_count integer, session_id text,
+                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
+                   access_count integer, version integer)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    WITH cfg AS (
+        SELECT coalesce(p_as_of, now()) AS as_of,
+               coalesce((p_cfg ->> 'recency_w')::float8, 0.15) AS recency_w,
+               coalesce((p_cfg ->> 'recency_tau_days')::float8, 14) AS recency_tau,
+               coalesce((p_cfg ->> 'importance_base')::float8, 0.7) AS imp_base,
+               coalesce((p_cfg ->> 'importance_w')::float8, 0.3) AS imp_w,
+               coalesce((p_cfg ->> 'trust_w')::float8, 0.3) AS trust_w,
+               coalesce((p_cfg ->> 'feedback_w')::float8, 0.15) AS fb_w,
+               coalesce((p_cfg ->> 'feedback_scale')::float8, 3) AS fb_scale,
+               coalesce((p_cfg ->> 'length_w')::float8, 0.3) AS len_w,
+               coalesce((p_cfg ->> 'length_center')::float8, 500) AS len_center,
+               coalesce((p_cfg ->> 'decay_w')::float8, 0.3) AS decay_w,
+               coalesce((p_cfg ->> 'decay_shape')::float8, 1.5) AS decay_shape,
+               coalesce((p_cfg ->> 'half_life_core')::float8, 180) AS hl_core,
+               coalesce((p_cfg ->> 'half_life_hot')::float8, 60) AS hl_hot,
+               coalesce((p_cfg ->> 'half_life_warm')::float8, 30) AS hl_warm,
+               coalesce((p_cfg ->> 'half_life_cold')::float8, 14) AS hl_cold,
+               coalesce((p_cfg ->> 'conf_core')::float8, 0.9) AS conf_core,
+               coalesce((p_cfg ->> 'conf_hot')::float8, 0.7) AS conf_hot,
+               coalesce((p_cfg ->> 'conf_warm')::float8, 0.4) AS conf_warm,
+               coalesce((p_cfg ->> 'access_stretch_max')::float8, 10) AS stretch_max,
+               coalesce((p_cfg ->> 'ppr_w')::float8, 0.3) AS ppr_w,
+               coalesce((p_cfg ->> 'semantic_w')::float8, 0.3) AS sem_w,
+               coalesce((p_cfg ->> 'min_score')::float8, 0.10) AS min_score,
+               coalesce(ARRAY(SELECT jsonb_array_elements_text(p_cfg -> 'noise_tags')),
+                        memvault.default_noise_tags_v1()) AS noise,
+               coalesce((p_cfg ->> 'dedup_cos')::float8, 0.85) AS dedup_cos,
+               coalesce((p_cfg ->> 'dedup_factor')::float8, 0.5) AS dedup_factor,
+               coalesce((p_cfg ->> 'dedup_window')::integer, 50) AS dedup_window
+    ), cand AS (
+        SELECT DISTINCT ON (c.id) c.id, c.base FROM unnest(p_ids, p_base) AS c(id, base) ORDER BY c.id, c.base DESC
+    ), ver AS (  -- the version believed at p_known_at (the current one when p_known_at is null or later)
+        SELECT b.id, c.base, b.embedding, b.summary, b.digest, b.token_count, b.session_id, b.source_turn_ids,
+               b.access_count, b.feedback_up, b.feedback_down, b.ppr_score, b.quarantine_tags,
+               coalesce(h.version, b.version) AS version,
+               coalesce(h.recorded_at, b.recorded_at) AS recorded_at,
+               CASE WHEN h.id IS NULL THEN b.content ELSE h.content END AS content,
+               CASE WHEN h.id IS NULL THEN b.category ELSE h.category END AS category,
+               CASE WHEN h.id IS NULL THEN b.kind ELSE h.kind END AS kind,
+               CASE WHEN h.id IS NULL THEN b.source_kind ELSE h.source_kind END AS source_kind,
+               CASE WHEN h.id IS NULL THEN b.trust_score ELSE h.trust_score END AS trust_score,
+               CASE WHEN h.id IS NULL THEN b.confidence ELSE h.confidence END AS confidence,
+               CASE WHEN h.id IS NULL THEN b.tier ELSE h.tier END AS tier,
+               CASE WHEN h.id IS NULL THEN b.valid_at ELSE h.valid_at END AS valid_at,
+               CASE WHEN h.id IS NULL THEN b.invalid_at ELSE h.invalid_at END AS invalid_at,
+               CASE WHEN h.id IS NULL THEN b.retracted_at ELSE h.retracted_at END AS retracted_at
+        FROM cand c
+        JOIN memvault.block b ON b.vault_id = memvault.current_vault_id() AND b.id = c.id
+        LEFT JOIN LATERAL (
+            SELECT bh.* FROM memvault.block_history bh
+            WHERE p_known_at IS NOT NULL AND b.recorded_at > p_known_at
+              AND bh.vault_id = b.vault_id AND bh.id = b.id
+              AND bh.recorded_at <= p_known_at AND bh.replaced_at > p_known_at
+            ORDER BY bh.version DESC LIMIT 1
+        ) h ON true
+        WHERE p_known_at IS NULL OR b.recorded_at <= p_known_at OR h.id IS NOT NULL
+    ), visible AS (
+        SELECT v.*, extract(epoch FROM cfg.as_of - v.valid_at) / 86400.0 AS age_days,
+               coalesce(1 - (v.embedding <=> p_qvec), 0) AS cos
+        FROM ver v, cfg
+        WHERE v.valid_at <= cfg.as_of AND (v.invalid_at IS NULL OR v.invalid_at > cfg.as_of)
+          AND (v.retracted_at IS NULL OR (p_known_at IS NOT NULL AND v.retracted_at > p_known_at))
+          AND NOT (v.quarantine_tags && cfg.noise)                                   -- 10. NoiseFilter
+    ), staged AS (
+        SELECT v.*, ARRAY[
+                   memvault.recency_boost_v1(v.age_days, cfg.recency_w, cfg.recency_tau),          -- 1
+                   memvault.importance_weight_v1(v.confidence, cfg.imp_base, cfg.imp_w),          -- 2
+                   memvault.trust_boost_v1(v.trust_score, cfg.trust_w),                            -- 3
+                   memvault.feedback_boost_v1(v.feedback_up, v.feedback_down, cfg.fb_w, cfg.fb_scale), -- 4
+                   memvault.length_norm_v1(length(v.content), cfg.len_w, cfg.len_center),         -- 5
+                   memvault.weibull_decay_v1(v.age_days,
+                       memvault.weibull_half_life_v1(v.confidence, v.access_count, cfg.hl_core, cfg.hl_hot,
+                           cfg.hl_warm, cfg.hl_cold, cfg.conf_core, cfg.conf_hot, cfg.conf_warm, cfg.stretch_max),
+                       cfg.decay_shape, cfg.decay_w),                                              -- 6
+                   memvault.ppr_boost_v1(v.ppr_score, cfg.ppr_w),                                  -- 7
+                   memvault.semantic_boost_v1(v.cos, cfg.sem_w)                                    -- 8
+               ] AS f
+        FROM visible v, cfg
+    ), scored AS (
+        SELECT s.*, s.base * s.f[1] * s.f[2] * s.f[3] * s.f[4] * s.f[5] * s.f[6] * s.f[7] * s.f[8] AS s8
+        FROM staged s
+    ), gated AS (                                                                            -- 9. MinScoreGate
+        SELECT s.*, row_number() OVER (ORDER BY s.s8 DESC, s.id) AS rn
+        FROM scored s, cfg WHERE s.s8 >= cfg.min_score
+    ), nearest AS (                                                                          -- 11. PairwiseDedup
+        SELECT a.id, nb.id AS dup_of, nb.cos AS dup_cos
+        FROM gated a, cfg
+        CROSS JOIN LATERAL (
+            SELECT b.id, 1 - (a.embedding <=> b.embedding) AS cos
+            FROM gated b
+            WHERE b.rn < a.rn AND b.embedding IS NOT NULL
+            ORDER BY a.embedding <=> b.embedding LIMIT 1
+        ) nb
+        WHERE a.rn <= cfg.dedup_window AND a.embedding IS NOT NULL
+    ), final AS (
+        SELECT g.*, n.dup_of, n.dup_cos,
+               g.s8 * CASE WHEN n.dup_cos > cfg.dedup_cos THEN cfg.dedup_factor ELSE 1 END AS s11
+        FROM gated g CROSS JOIN cfg LEFT JOIN nearest n ON n.id = g.id
+    )
+    SELECT f.id, f.s11, f.base, f.cos, f.f, f.dup_of, f.dup_cos,
+           CASE WHEN f.tier = 'frozen' THEN coalesce(f.digest, f.summary, f.content) ELSE f.content END,
+           f.content, f.summary, f.category, f.kind, f.source_kind, f.trust_score, f.confidence, f.tier,
+           f.token_count, f.session_id, f.source_turn_ids, f.valid_at, f.recorded_at, f.access_count, f.version
+    FROM final f, cfg
+    WHERE f.s11 >= cfg.min_score
+    ORDER BY f.s11 DESC, f.id
+    LIMIT p_limit
+$$;
+
+-- The fast path in one call: fast_search_v1's fused candidates through the 11 stages.
+CREATE OR REPLACE FUNCTION memvault.recall_fast_v1(
+    p_qvec      vector,
+    p_query     text,
+    p_as_of     timestamptz DEFAULT NULL,
+    p_known_at  timestamptz DEFAULT NULL,
+    p_search    jsonb DEFAULT '{}'::jsonb,
+    p_scoring   jsonb DEFAULT '{}'::jsonb,
+    p_limit     integer DEFAULT 50
+)
+    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
+                   factors double precision[], dup_of bigint, dup_cos double precision,
+                   text text, content text, summary text, category text, kind text, source_kind text,
+                   trust_score real, confidence real, tier text, token_count integer, session_id text,
+                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
+                   access_count integer, version integer, dense_rank integer, sparse_rank integer)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    WITH c AS MATERIALIZED (
+        SELECT * FROM memvault.fast_search_v1(p_qvec, p_query, p_as_of, p_known_at, p_search)
+    )
+    SELECT s.*, c.dense_rank, c.sparse_rank
+    FROM memvault.score_candidates_v1((SELECT array_agg(c.id) FROM c), (SELECT array_agg(c.rrf_norm) FROM c),
+                                      p_qvec, p_as_of, p_known_at, p_scoring, p_limit) s
+    JOIN c ON c.id = s.id
+    ORDER BY s.score DESC, s.id
+$$;
+
+RESET check_function_bodies;

@@ -1,0 +1,106 @@
+"""The read track end to end on a real database: fast search, scoring, bitemporal filters, write-back, logs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.errors import InvalidInput
+from app.read.config import RecallOptions
+from app.read.recall import recall
+from tests.integration.read_helpers import Mem, put_blocks
+
+FACTS = [
+    "My sister Anna moved to Berlin in March to work as a nurse.",
+    "I bought a Fujifilm X100V camera at the Tokyo store last week.",
+    "The OCR project deadline was moved to Friday the 14th.",
+    "I prefer green tea over coffee in the mornings.",
+    "Our team decided to use PostgreSQL with pgvector for the memory service.",
+    "I ran the Taipei marathon in 4 hours and 12 minutes.",
+    "My dentist appointment is on Tuesday at 3 pm with Dr. Lin.",
+    "我下個月要去京都旅行，住在祇園附近的民宿。",
+]
+
+
+async def test_fast_recall_finds_the_right_memory_and_writes_back(services, vault) -> None:
+    ids = await put_blocks(services, vault, FACTS)
+    result = await recall(services, vault, "When is the OCR project deadline?")
+    assert result.cards, result.meta
+    assert result.cards[0].id == ids[2]
+    meta = result.meta
+    assert meta["intent"] == "factual" and meta["thinking"] == "fast" and meta["mode"] == "LOCAL"
+    assert {"embed", "classify", "search", "rerank", "format", "writeback"} <= set(meta["stage_ms"])
+    assert 0 < meta["tokens"]["used"] <= meta["tokens"]["budget"]
+    row = await services.db.fetchone("SELECT access_count, last_accessed_at FROM memvault.block WHERE id = %s",
+                                     (ids[2],))
+    assert row["access_count"] == 1 and row["last_accessed_at"] is not None
+    log = await services.db.fetchone("SELECT * FROM memvault.recall_log ORDER BY at DESC LIMIT 1")
+    assert log["intent"] == "factual" and ids[2] in log["returned_ids"] and "search" in log["stage_ms"]
+
+
+async def test_keyword_and_chinese_queries(services, vault) -> None:
+    ids = await put_blocks(services, vault, FACTS)
+    r = await recall(services, vault, "Fujifilm X100V")
+    assert r.cards[0].id == ids[1]
+    r = await recall(services, vault, "京都旅行住哪裡？")
+    assert r.cards[0].id == ids[7]
+
+
+async def test_as_of_excludes_memories_not_yet_valid(services, vault) -> None:
+    now = datetime.now(UTC)
+    old, new = await put_blocks(services, vault, [Mem("I live in Taipei.", days_ago=400),
+                                                   Mem("I live in Tainan now.", days_ago=10)], now=now)
+    r = await recall(services, vault, "Where do I live?", RecallOptions(as_of=now - timedelta(days=100)))
+    assert [c.id for c in r.cards] == [old]
+    r = await recall(services, vault, "Where do I live?")
+    assert new in [c.id for c in r.cards]
+
+
+async def test_known_at_reads_the_version_believed_then(services, vault) -> None:
+    [bid] = await put_blocks(services, vault, ["The launch is planned for June."])
+    before = (await services.db.fetchone("SELECT clock_timestamp() AS t"))["t"]
+    await services.db.fetchone("UPDATE memvault.block SET content = 'The launch moved to September.' "
+                               "WHERE id = %s RETURNING id", (bid,))
+    now = await recall(services, vault, "When is the launch?")
+    assert now.cards[0].text == "The launch moved to September."
+    then = await recall(services, vault, "When is the launch?", RecallOptions(known_at=before))
+    assert then.cards[0].text == "The launch is planned for June."
+    await services.db.fetchone("UPDATE memvault.block SET retracted_at = now() WHERE id = %s RETURNING id", (bid,))
+    gone = await recall(services, vault, "When is the launch?")
+    assert bid not in [c.id for c in gone.cards]
+
+
+async def test_frozen_gives_digest_and_quarantined_is_filtered(services, vault) -> None:
+    frozen, noisy = await put_blocks(services, vault, [
+        Mem("Full text of the 2019 tax filing with every receipt itemised for the accountant.", tier="frozen",
+            digest="2019 tax filing (digest)."),
+        Mem("Tax filing tip from a spam message.", tags=("spam",)),
+    ])
+    r = await recall(services, vault, "tax filing")
+    assert [c.text for c in r.cards if c.id == frozen] == ["2019 tax filing (digest)."]
+    assert noisy not in [c.id for c in r.cards]
+
+
+async def test_token_budget_split_and_long_memories_summarized(services, vault) -> None:
+    long_text = "The marathon training plan: " + " ".join(f"week {i} run {i * 3} km easy pace." for i in range(80))
+    [bid] = await put_blocks(services, vault, [Mem(long_text, summary="A 16-week marathon training plan.")])
+    r = await recall(services, vault, "marathon training plan", RecallOptions(token_budget=100))
+    card = r.cards[0]
+    assert card.id == bid and card.text == "A 16-week marathon training plan." and card.expand["id"] == bid
+    assert r.meta["tokens"]["used"] <= 100 and r.meta["tokens"]["summarized"] >= 1
+
+
+async def test_near_duplicates_collapse(services, vault) -> None:
+    a, b = await put_blocks(services, vault, ["I adopted a cat named Miso in May.",
+                                               "I adopted a cat named Miso in May!"])
+    r = await recall(services, vault, "cat named Miso")
+    shown = [c.id for c in r.cards]
+    assert len({a, b} & set(shown)) == 1 and r.meta["tokens"]["collapsed"] == 1
+
+
+async def test_bad_input_is_rejected(services, vault) -> None:
+    with pytest.raises(InvalidInput):
+        await recall(services, vault, "   ")
+    with pytest.raises(InvalidInput):
+        await recall(services, vault, "x", RecallOptions(k=0))
