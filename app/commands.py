@@ -19,6 +19,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("migrate", help="bring the database to the newest schema (idempotent)")
     p.set_defaults(func=_migrate)
 
+    p = sub.add_parser("reembed", help="move the database to another embedder (resumable; recall keeps working)")
+    p.add_argument("--to", required=True, metavar="NAME", help="embedder backend: use, e5, minilm-onnx, mlx, openai")
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--abort", action="store_true", help="drop an unfinished move")
+    p.set_defaults(func=_reembed)
+
+    p = sub.add_parser("graph", help="knowledge graph maintenance")
+    g = p.add_subparsers(dest="graph_command", required=True, metavar="ACTION")
+    r = g.add_parser("rebuild", help="rebuild a vault's AGE graph from the entity and triple tables")
+    r.add_argument("vault", help="vault name")
+    r.set_defaults(func=_graph_rebuild)
+
 
 def _migrate(args: argparse.Namespace) -> int:
     from app.db.migrate import current_revision, head_revision, upgrade
@@ -46,3 +58,50 @@ def _worker(args: argparse.Namespace) -> int:
     from app.runner import run_worker
 
     return asyncio.run(run_worker(concurrency=args.concurrency))
+
+
+def _reembed(args: argparse.Namespace) -> int:
+    import psycopg
+    from tqdm import tqdm
+
+    from app.models.registry import get_embedder
+    from app.reembed import pending, reembed
+    from app.services import database_url
+    from app.settings import get_settings
+
+    settings = get_settings()
+    url = database_url(settings)
+    if args.abort:
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT memvault.reembed_abort_v1()")
+        print("reembed: unfinished move dropped; the database keeps its embedder")
+        return 0
+    embedder = get_embedder(settings.model_copy(update={"embedder": args.to}))
+    with psycopg.connect(url) as conn:
+        total = conn.execute("SELECT (SELECT count(*) FROM memvault.block) + (SELECT count(*) FROM memvault.entity)"
+                             ).fetchone()[0]
+    todo = pending(url) or total
+    with tqdm(total=todo, unit="vec", desc=f"reembed -> {embedder.name}") as bar:
+        result = reembed(url, embedder, batch=args.batch, progress=bar.update)
+    print(f"reembed: {result.blocks} blocks and {result.entities} entities now use {result.name} (dim {result.dim});"
+          f" set MEMVAULT_EMBEDDER={args.to} for the service")
+    return 0
+
+
+def _graph_rebuild(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from app.db.connector import Database
+    from app.services import database_url
+    from app.settings import get_settings
+    from app.vaults import get_vault
+
+    async def run() -> int:
+        async with Database(database_url(get_settings())) as db:
+            vault = await get_vault(db, args.vault)
+            row = await db.fetchone("SELECT memvault.graph_rebuild_v1(%s) AS edges", (vault.id,))
+            counts = await db.fetchone("SELECT * FROM memvault.graph_counts_v1(%s)", (vault.id,))
+        print(f"graph of {args.vault}: {counts['vertices']} entities, {row['edges']} relations")
+        return 0
+
+    return asyncio.run(run())
