@@ -339,3 +339,17 @@ def compare_type(context, inspected_column, metadata_column, inspected_type, met
     if isinstance(metadata_type, Vector):
         return False
     return None
+
+
+# --- read track (sql/incremental/003-read.sql) -----------------------------------------------------------------
+
+intent_archetype = Table(
+    "intent_archetype", metadata,
+    Column("id", BigInteger, primary_key=True),
+    Column("intent", Text, nullable=False),
+    Column("lang", Text, nullable=False),
+    Column("query", Text, nullable=False),
+    Column("embedder", Text),
+    Column("embedding", Vector()),
+    UniqueConstraint("intent", "query"),
+)
