@@ -1,0 +1,106 @@
+"""``memvault db up | down | status | url | psql``: the embedded PostgreSQL, or MEMVAULT_DATABASE_URL."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    db = sub.add_parser(
+        "db",
+        help="the PostgreSQL 17 server with pgvector and AGE",
+        description="Manage the embedded PostgreSQL cluster, or check MEMVAULT_DATABASE_URL.",
+    )
+    actions = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    for name, func, text in (
+        ("up", _up, "set up and start the server (idempotent); prints the URL last"),
+        ("down", _down, "stop the embedded server cleanly (data is kept)"),
+        ("status", _status, "running or not, URL, server and extension versions (exit 3: stopped)"),
+        ("url", _url, "print only the connection URL"),
+    ):
+        actions.add_parser(name, help=text).set_defaults(func=func)
+    # '+' as prefix: every argument, options included, goes to psql (`memvault db psql -c 'select 1'`)
+    psql = actions.add_parser(
+        "psql", help="run psql on the database (arguments go to psql)", prefix_chars="+", add_help=False
+    )
+    psql.add_argument("args", nargs=argparse.REMAINDER)
+    psql.set_defaults(func=_psql)
+
+
+def _settings():
+    from app.settings import get_settings
+
+    return get_settings()
+
+
+def _say(message: str) -> None:
+    print(message, flush=True)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from app.db.provision import ensure_server
+
+    print(ensure_server(_settings(), progress=_say).url)
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    from app.db.provision import stop_server
+
+    stop_server(_settings(), progress=_say)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from app.db.provision import server_status
+
+    st = server_status(_settings())
+    where = "external server (MEMVAULT_DATABASE_URL)" if not st.embedded else f"embedded cluster ({st.mode})"
+    print(f"{where}: {'running' if st.running else 'stopped'}" + (f", pid {st.pid}" if st.pid else ""))
+    rows = [
+        ("url", st.url),
+        ("server", f"PostgreSQL {st.version}" if st.version else None),
+        ("vector", st.extensions.get("vector")),
+        ("age", st.extensions.get("age")),
+        ("data", str(st.pgdata) if st.pgdata else None),
+        ("note", st.note or None),
+    ]
+    for key, value in rows:
+        if value:
+            print(f"  {key + ':':8}{value}")
+    return 0 if st.running else 3
+
+
+def _url(args: argparse.Namespace) -> int:
+    from app.db.provision import server_url
+
+    print(server_url(_settings()))
+    return 0
+
+
+def _psql(args: argparse.Namespace) -> int:
+    from app.db.provision import server_status, server_url
+
+    settings = _settings()
+    url = server_url(settings)
+    extra = args.args[1:] if args.args[:1] == ["--"] else args.args
+    client = shutil.which("psql")
+    if client:
+        argv = [client, url, *extra]
+    else:  # no client on the host: the one inside the root filesystem
+        from app.db.cluster import DEBIAN_BINDIR
+        from app.db.rootfs import chroot_env
+
+        root = server_status(settings).rootfs
+        if root is None:
+            print("memvault: psql is not installed; install the PostgreSQL client (psql)", file=sys.stderr)
+            return 1
+        os.environ.clear()
+        os.environ.update(chroot_env())
+        argv = ["chroot", str(root), f"{DEBIAN_BINDIR}/psql", url, *extra]
+    sys.stdout.flush()
+    os.execvp(argv[0], argv)
+    return 1  # not reached

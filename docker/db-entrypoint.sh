@@ -1,0 +1,37 @@
+#!/bin/sh
+# First start: initdb (password auth, scram-sha-256), AGE preloaded in every session, and the memvault database
+# with both extensions. Later starts: just the server. Settings mirror the embedded cluster's (app/db/cluster.py),
+# except that here the server listens on all interfaces of the container and wants a password.
+set -eu
+: "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD, the password of the postgres user}"
+DB="${POSTGRES_DB:-memvault}"
+
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+    pwfile="$(mktemp)"
+    printf '%s\n' "$POSTGRES_PASSWORD" > "$pwfile"
+    initdb -D "$PGDATA" -U postgres --pwfile="$pwfile" --auth-local=peer --auth-host=scram-sha-256 \
+        -E UTF8 --locale=C.UTF-8
+    rm -f "$pwfile"
+    cat >> "$PGDATA/postgresql.conf" <<CONF
+
+# memvault
+listen_addresses = '*'
+session_preload_libraries = 'age'
+password_encryption = 'scram-sha-256'
+max_connections = 200
+shared_buffers = '512MB'
+work_mem = '16MB'
+maintenance_work_mem = '1GB'
+max_parallel_maintenance_workers = 2
+max_wal_size = '4GB'
+CONF
+    echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
+    # Set up over the socket only, so that the health check passes only once everything exists.
+    pg_ctl -D "$PGDATA" -o "-c listen_addresses=''" -w start
+    psql -v ON_ERROR_STOP=1 -U postgres -d postgres -c "CREATE DATABASE \"$DB\""
+    psql -v ON_ERROR_STOP=1 -U postgres -d "$DB" \
+        -c "CREATE EXTENSION IF NOT EXISTS vector" -c "CREATE EXTENSION IF NOT EXISTS age"
+    pg_ctl -D "$PGDATA" -m fast -w stop
+fi
+
+exec postgres -D "$PGDATA" "$@"  # extra arguments go to the server, e.g. -c work_mem=64MB
