@@ -18,10 +18,10 @@ async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
     from app.worker.context import bind_services
 
     bind_services(services)
-    with_conn = jobs_app.with_connector(connector_for(url))
-    async with with_conn.open_async():
-        await with_conn.run_worker_async(concurrency=concurrency, install_signal_handlers=False,
-                                         name="memvault-worker")
+    with jobs_app.replace_connector(connector_for(url)) as app:
+        async with app.open_async():
+            await app.run_worker_async(concurrency=concurrency, install_signal_handlers=False,
+                                       name="memvault-worker")
 
 
 async def serve(*, host: str | None, port: int | None, worker: bool = True) -> int:

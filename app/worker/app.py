@@ -19,7 +19,7 @@ app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths
 
 
 def connector_for(url: str) -> procrastinate.PsycopgConnector:
-    return procrastinate.PsycopgConnector(conninfo=url, kwargs={"autocommit": True})
+    return procrastinate.PsycopgConnector(conninfo=url)
 
 
 async def defer_in(conn: psycopg.AsyncConnection, task_name: str, args: dict[str, Any], *,
