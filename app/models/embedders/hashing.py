@@ -1,6 +1,7 @@
 """``hash``: a deterministic feature-hashing embedder, for fast unit tests only.
 
-NOT SEMANTIC: two texts are close only when they share words (or Chinese bigrams / word bigrams). It needs no
+NOT SEMANTIC: two texts are close only when they share content words (stemmed; stopwords ignored), word bigrams
+or Chinese bigrams. It needs no
 weights and no imports beyond numpy, and the same text always gives the same vector on every machine.
 """
 
@@ -12,7 +13,7 @@ import math
 import numpy as np
 
 from app.models.base import Embedder
-from app.models.tasks.text import CJK_RE, cjk_bigrams, latin_words, stem
+from app.models.tasks.text import CJK_RE, EN_STOPWORDS, cjk_bigrams, latin_words, stem
 
 
 class HashEmbedder(Embedder):
@@ -25,7 +26,7 @@ class HashEmbedder(Embedder):
         self.name = f"hash:v1-{dim}"
 
     def _features(self, text: str) -> list[tuple[str, float]]:
-        words = [stem(w) for w in latin_words(text)]
+        words = [stem(w) for w in latin_words(text) if w not in EN_STOPWORDS]
         feats = [(f"w:{w}", 1.0) for w in words]
         feats += [(f"b:{a}_{b}", 0.5) for a, b in zip(words, words[1:], strict=False)]
         feats += [(f"z:{g}", 1.0) for g in cjk_bigrams(text)]

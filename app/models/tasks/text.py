@@ -107,6 +107,8 @@ def stem(word: str) -> str:
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)] + keep
             break
+    if len(w) > 3 and w.endswith("e"):  # move / moved / moving -> mov
+        w = w[:-1]
     return w
 
 

