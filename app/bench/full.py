@@ -1,0 +1,40 @@
+"""The ``full`` pipeline for the benchmarks: the read track's own ``recall``, as an agent calls it.
+
+The benchmark asks for ``n`` cards with a token budget large enough that the budget never cuts them (recall is
+compared at equal context size through ``tokens@10`` instead); cards come first, then cascade cards. The card
+text is what an agent would read (a long memory shows its summary), so ``tokens@10`` counts that text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from app.bench.harness import Hit
+from app.services import Services
+from app.vaults import Vault
+
+UNCUT_BUDGET = 1_000_000  # tokens: far above anything n cards can hold
+
+
+class FullRecall:
+    def __init__(self, services: Services, thinking: str | None = None) -> None:
+        self.services = services
+        self.thinking = thinking
+        self.last_meta: dict | None = None
+
+    async def __call__(self, vault: Vault, query: str, *, as_of: datetime | None, n: int) -> list[Hit]:
+        from app.read.config import ReadConfig, RecallOptions
+        from app.read.recall import recall
+
+        max_k = ReadConfig().max_k
+        options = RecallOptions(format="cards", token_budget=UNCUT_BUDGET, as_of=as_of, k=min(n, max_k),
+                                thinking=self.thinking)
+        result = await recall(self.services, vault, query, options)
+        self.last_meta = result.meta
+        seen: set[int] = set()
+        hits: list[Hit] = []
+        for card in [*result.cards, *result.cascade_cards]:
+            if card.id not in seen:
+                seen.add(card.id)
+                hits.append(Hit(card.id, card.text))
+        return hits

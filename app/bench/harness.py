@@ -1,0 +1,119 @@
+"""What the retrieval benchmarks share: ingest sessions through the write track, recall through a pipeline,
+map the returned memories back to their provenance.
+
+Pipelines: ``full`` is the read track's ``recall`` (intent, fast search, scoring, rerank gate, formatter);
+``dense``, ``sparse`` and ``rrf`` are the baselines of :mod:`app.bench.baselines`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from app.bench.data import Session
+from app.bench.metrics import Memory
+from app.services import Services
+from app.vaults import Vault
+
+PIPELINES = ("dense", "sparse", "rrf", "full")
+
+# Provenance of returned blocks: the block's own session and turns, then every other place it was said
+# (a SKIP records the new occurrence in block_source).
+_PROVENANCE_SQL = """
+SELECT b.id, b.content, b.session_id, b.source_turn_ids,
+       coalesce((SELECT array_agg(DISTINCT s.turn_id) FROM memvault.block_source s
+                 WHERE s.vault_id = b.vault_id AND s.block_id = b.id AND s.turn_id IS NOT NULL), '{}')
+           AS seen_turns,
+       coalesce((SELECT array_agg(s.session_id ORDER BY s.said_at, s.recorded_at) FROM memvault.block_source s
+                 WHERE s.vault_id = b.vault_id AND s.block_id = b.id AND s.session_id IS NOT NULL), '{}')
+           AS seen_sessions
+FROM memvault.block b
+WHERE b.vault_id = %s AND b.id = ANY(%s)
+"""
+
+
+class Retriever(Protocol):
+    async def __call__(self, vault: Vault, query: str, *, as_of: datetime | None, n: int) -> list[int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A returned block id and the text the pipeline returned for it (None: the block's content)."""
+
+    block_id: int
+    text: str | None = None
+
+
+def make_retriever(services: Services, pipeline: str) -> Retriever:
+    if pipeline == "full":
+        from app.bench.full import FullRecall
+
+        return FullRecall(services)
+    from app.bench.baselines import BaselineRetriever
+
+    return BaselineRetriever(services, pipeline)
+
+
+async def memories_for(services: Services, vault: Vault, hits: Sequence[int | Hit]) -> list[Memory]:
+    """The returned blocks in their order, with text and provenance (turn ids, sessions)."""
+    hits = [h if isinstance(h, Hit) else Hit(int(h)) for h in hits]
+    if not hits:
+        return []
+    ids = [h.block_id for h in hits]
+    rows = await services.db.fetchall(_PROVENANCE_SQL, (vault.id, ids), vault_id=vault.id)
+    by_id = {int(r["id"]): r for r in rows}
+    out: list[Memory] = []
+    for h in hits:
+        r = by_id.get(h.block_id)
+        if r is None:
+            continue
+        sessions = [r["session_id"], *r["seen_sessions"]]
+        out.append(Memory(text=h.text if h.text is not None else r["content"],
+                          turn_ids=frozenset(int(t) for t in [*r["source_turn_ids"], *r["seen_turns"]] if t),
+                          sessions=tuple(dict.fromkeys(s for s in sessions if s)), block_id=h.block_id))
+    return out
+
+
+async def timed_recall(retriever: Retriever, vault: Vault, query: str, *, as_of: datetime | None,
+                       n: int) -> tuple[list[int | Hit], float]:
+    t0 = time.perf_counter()
+    hits = await retriever(vault, query, as_of=as_of, n=n)
+    return hits, (time.perf_counter() - t0) * 1000.0
+
+
+@dataclass(slots=True)
+class IngestStats:
+    turns: int = 0
+    seconds: float = 0.0
+
+    @property
+    def turns_per_s(self) -> float:
+        return self.turns / self.seconds if self.seconds > 0 else 0.0
+
+
+async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[Session], *, close: bool,
+                          stats: IngestStats) -> dict[str, tuple[int, ...]]:
+    """Every session through the write track (append turns; close it when asked), in date order.
+
+    Returns each session's archived turn ids, in turn order.
+    """
+    from app.write.sessions import SessionTrack, TurnIn
+
+    track = services.extras.get("bench.session_track")
+    if track is None:
+        track = services.extras["bench.session_track"] = SessionTrack(services)
+    turn_ids: dict[str, tuple[int, ...]] = {}
+    t0 = time.perf_counter()
+    for s in sorted(sessions, key=lambda s: s.date):
+        if not s.turns:
+            continue
+        res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns])
+        turn_ids[s.id] = tuple(res.turn_ids)
+        if close:
+            await track.close(vault, s.id)
+        stats.turns += len(s.turns)
+    stats.seconds += time.perf_counter() - t0
+    return turn_ids

@@ -1,0 +1,153 @@
+"""``memvault bench locomo PATH``: evidence-turn coverage on LoCoMo (any split of its JSON format).
+
+One vault per conversation; its sessions go through the write track at their dates (both speakers are people:
+each turn is a user turn, "Speaker: text", with the caption of a shared image). Each question with evidence is
+recalled as of the conversation's last session; its score at k is the fraction of its evidence turns covered
+by the top-k memories (provenance points at the turn, or the memory's text contains it). Averages leave out
+category 5 (adversarial: no answer exists), which is still reported by category.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from app.bench.data import LocomoConversation
+from app.bench.harness import (PIPELINES, IngestStats, ingest_sessions, make_retriever, memories_for,
+                               timed_recall)
+from app.bench.metrics import EvidenceTurn, evidence_coverage, mean, percentile, tokens_at
+from app.services import Services
+
+KS = (5, 10, 25)
+ADVERSARIAL = 5
+METRICS = tuple(f"recall@{k}" for k in KS)
+KEYS = (*METRICS, "by_category", "questions", "tokens@10", "ingest_turns_per_s", "recall_p50_ms",
+        "recall_p95_ms")
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def add_parser(bench_sub: argparse._SubParsersAction) -> None:
+    p = bench_sub.add_parser("locomo", help="LoCoMo evidence-turn coverage (any split of its JSON format)")
+    p.add_argument("path", type=Path, help="LoCoMo JSON file (a list of conversations)")
+    p.add_argument("--limit", type=int, help="only the first N conversations")
+    p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
+    p.add_argument("--details", type=Path, help="write per-question coverage to this JSON file")
+    p.add_argument("--pipeline", choices=PIPELINES, default="full",
+                   help="read path to measure (default full)")
+    p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
+                   help="close each session after ingest (atomic units + summary); default on")
+    p.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    from app.bench.data import load_locomo
+    from app.bench.runtime import run_bench, write_json
+
+    conversations = load_locomo(args.path, args.limit)
+
+    async def core(services: Services) -> dict:
+        return await run_locomo(services, conversations, pipeline=args.pipeline,
+                                close_sessions=args.close_sessions)
+
+    result = run_bench(core)
+    print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}"))
+    write_json(args.json_path, {k: result[k] for k in KEYS})
+    write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
+                              "questions": result["details"]})
+    return 0
+
+
+async def run_locomo(services: Services, conversations: list[LocomoConversation], *, pipeline: str = "full",
+                     close_sessions: bool = True, show_progress: bool = True) -> dict[str, Any]:
+    results = await run_locomo_pipelines(services, conversations, pipelines=(pipeline,),
+                                         close_sessions=close_sessions, show_progress=show_progress)
+    return results[pipeline]
+
+
+async def run_locomo_pipelines(services: Services, conversations: list[LocomoConversation], *,
+                               pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
+                               show_progress: bool = True) -> dict[str, dict[str, Any]]:
+    """Ingest each conversation once, then ask its questions through every pipeline (baselines first)."""
+    from app.bench.runtime import progress, scratch_vault
+
+    order = sorted(pipelines, key=lambda p: p == "full")
+    retrievers = {p: make_retriever(services, p) for p in order}
+    stats = IngestStats()
+    details: dict[str, list[dict[str, Any]]] = {p: [] for p in order}
+    total = sum(c.turn_count + sum(1 for q in c.qa if q.evidence) for c in conversations)
+    bar = progress(total, f"locomo/{'+'.join(order)}") if show_progress else None
+    try:
+        for conv in conversations:
+            async with scratch_vault(services, "bench-locomo") as vault:
+                turn_ids = await ingest_sessions(services, vault, conv.sessions, close=close_sessions,
+                                                 stats=stats)
+                if bar is not None:
+                    bar.update(conv.turn_count)
+                evidence_of: dict[str, EvidenceTurn] = {}  # dia_id -> archived turn id and text
+                for s in conv.sessions:
+                    for t, tid in zip(s.turns, turn_ids.get(s.id, ()), strict=False):
+                        if t.dia_id:
+                            evidence_of[t.dia_id] = EvidenceTurn(tid, t.content)
+                as_of = max(s.date for s in conv.sessions) if conv.sessions else None
+                for qa in conv.qa:
+                    if not qa.evidence:
+                        continue
+                    if bar is not None:
+                        bar.update(1)
+                    evidence = [evidence_of[d] for d in qa.evidence if d in evidence_of]
+                    if not evidence:
+                        continue  # evidence ids that name no turn of the conversation
+                    for p in order:
+                        hits, ms = await timed_recall(retrievers[p], vault, qa.question, as_of=as_of,
+                                                      n=max(KS))
+                        memories = await memories_for(services, vault, hits)
+                        details[p].append({
+                            "conversation": conv.id, "question": qa.question, "category": qa.category,
+                            "evidence": list(qa.evidence), "ms": round(ms, 2),
+                            "tokens@10": tokens_at(memories, 10),
+                            **{f"recall@{k}": evidence_coverage(memories, evidence, k) for k in KS},
+                            "curve": [round(evidence_coverage(memories, evidence, k), 4)
+                                      for k in range(1, max(KS) + 1)],
+                        })
+                if bar is not None:
+                    scored = [d for d in details[order[-1]] if d["category"] != ADVERSARIAL]
+                    bar.set_postfix(r10=f"{mean(d['recall@10'] for d in scored):.3f}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return {p: summarize(details[p], stats) for p in order}
+
+
+def summarize(details: list[dict[str, Any]], stats: IngestStats) -> dict[str, Any]:
+    scored = [d for d in details if d["category"] != ADVERSARIAL]
+    by_cat: dict[int, list[dict]] = defaultdict(list)
+    for d in details:
+        by_cat[d["category"]].append(d)
+    latencies = [d["ms"] for d in details]
+    return {
+        **{m: round(mean(d[m] for d in scored), 4) for m in METRICS},
+        "by_category": {str(c): {**{m: round(mean(d[m] for d in ds), 4) for m in METRICS},
+                                 "questions": len(ds), "name": CATEGORY_NAMES.get(c, str(c))}
+                        for c, ds in sorted(by_cat.items())},
+        "questions": len(scored),
+        "tokens@10": round(mean(d["tokens@10"] for d in scored), 1),
+        "ingest_turns_per_s": round(stats.turns_per_s, 1),
+        "recall_p50_ms": round(percentile(latencies, 50), 2),
+        "recall_p95_ms": round(percentile(latencies, 95), 2),
+        "details": details,
+    }
+
+
+def format_table(result: dict[str, Any], title: str = "LoCoMo") -> str:
+    lines = [title, f"{'category':<18}{'n':>5}" + "".join(f"{m:>12}" for m in METRICS)]
+    for c, row in result["by_category"].items():
+        cells = "".join(f"{row[m]:>12.3f}" for m in METRICS)
+        lines.append(f"{c + ' ' + row['name']:<18}{row['questions']:>5}{cells}")
+    cells = "".join(f"{result[m]:>12.3f}" for m in METRICS)
+    lines.append(f"{'all but 5':<18}{result['questions']:>5}{cells}")
+    lines.append(f"tokens@10 {result['tokens@10']:.0f} · ingest {result['ingest_turns_per_s']:.1f} turns/s · "
+                 f"recall p50 {result['recall_p50_ms']:.1f} ms, p95 {result['recall_p95_ms']:.1f} ms")
+    return "\n".join(lines)

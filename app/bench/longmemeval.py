@@ -1,0 +1,153 @@
+"""``memvault bench longmemeval PATH``: session-level retrieval on LongMemEval (any split of its format).
+
+Each question gets a fresh vault; its whole haystack (user and assistant turns, each session at its date) goes
+through the write track; the question is recalled as of its ``question_date``. Returned memories map to
+sessions through provenance, sessions rank by first appearance, and recall asks for enough memories to fill
+10 distinct sessions. Abstention questions (ids ending ``_abs``) are not scored, so they are not ingested.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from app.bench.data import LmeQuestion
+from app.bench.harness import (PIPELINES, IngestStats, Retriever, ingest_sessions, make_retriever,
+                               memories_for, timed_recall)
+from app.bench.metrics import Memory, mean, ndcg, percentile, rank_sessions, recall_all, recall_any, tokens_at
+from app.services import Services
+
+SESSIONS_K = 10
+FIRST_ASK = 50  # memories asked for first; doubled until 10 distinct sessions are filled
+MAX_ASK = 200
+METRICS = ("recall_any@5", "recall_any@10", "recall_all@5", "recall_all@10", "ndcg@10")
+KEYS = (*METRICS, "by_type", "questions", "tokens@10", "ingest_turns_per_s", "recall_p50_ms", "recall_p95_ms")
+
+
+def add_parser(bench_sub: argparse._SubParsersAction) -> None:
+    p = bench_sub.add_parser("longmemeval", help="LongMemEval session recall (any split of its JSON format)")
+    p.add_argument("path", type=Path, help="LongMemEval JSON file, plain or gzip")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
+    p.add_argument("--details", type=Path, help="write per-question rankings to this JSON file")
+    p.add_argument("--pipeline", choices=PIPELINES, default="full",
+                   help="read path to measure (default full)")
+    p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
+                   help="close each session after ingest (atomic units + summary); default on")
+    p.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    from app.bench.data import load_longmemeval
+    from app.bench.runtime import run_bench, write_json
+
+    questions = load_longmemeval(args.path, args.limit)
+
+    async def core(services: Services) -> dict:
+        return await run_longmemeval(services, questions, pipeline=args.pipeline,
+                                     close_sessions=args.close_sessions)
+
+    result = run_bench(core)
+    print(format_table(result, title=f"LongMemEval {args.path.name} · pipeline {args.pipeline}"))
+    write_json(args.json_path, {k: result[k] for k in KEYS})
+    write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
+                              "questions": result["details"]})
+    return 0
+
+
+async def recall_sessions(services: Services, retriever: Retriever, vault: Any, q: LmeQuestion) \
+        -> tuple[list[Memory], list[str], float]:
+    """Ask until 10 distinct sessions are filled (or nothing more comes back); total milliseconds."""
+    n, total_ms = FIRST_ASK, 0.0
+    while True:
+        hits, ms = await timed_recall(retriever, vault, q.question, as_of=q.date, n=n)
+        total_ms += ms
+        memories = await memories_for(services, vault, hits)
+        ranked = rank_sessions(m.sessions for m in memories)
+        if len(ranked) >= SESSIONS_K or len(hits) < n or n >= MAX_ASK:
+            return memories, ranked, total_ms
+        n = min(n * 2, MAX_ASK)
+
+
+async def run_longmemeval(services: Services, questions: list[LmeQuestion], *, pipeline: str = "full",
+                          close_sessions: bool = True, show_progress: bool = True) -> dict[str, Any]:
+    results = await run_longmemeval_pipelines(services, questions, pipelines=(pipeline,),
+                                              close_sessions=close_sessions, show_progress=show_progress)
+    return results[pipeline]
+
+
+async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuestion], *,
+                                    pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
+                                    show_progress: bool = True) -> dict[str, dict[str, Any]]:
+    """Ingest each question's haystack once, then recall it through every pipeline (baselines first: the full
+    pipeline writes access counts back, which only it reads)."""
+    from app.bench.runtime import progress, scratch_vault
+
+    order = sorted(pipelines, key=lambda p: p == "full")
+    retrievers = {p: make_retriever(services, p) for p in order}
+    scored = [q for q in questions if not q.abstention and q.answer_session_ids]
+    stats = IngestStats()
+    details: dict[str, list[dict[str, Any]]] = {p: [] for p in order}
+    bar = progress(sum(q.turn_count for q in scored), f"longmemeval/{'+'.join(order)}", unit="turn") \
+        if show_progress else None
+    try:
+        for q in scored:
+            async with scratch_vault(services, "bench-lme") as vault:
+                before = stats.turns
+                await ingest_sessions(services, vault, q.sessions, close=close_sessions, stats=stats)
+                gold = set(q.answer_session_ids)
+                for p in order:
+                    memories, ranked, ms = await recall_sessions(services, retrievers[p], vault, q)
+                    details[p].append({
+                        "question_id": q.id, "type": q.type, "ms": round(ms, 2),
+                        "tokens@10": tokens_at(memories, 10), "memories": len(memories), "gold": sorted(gold),
+                        "ranked": ranked[:SESSIONS_K],
+                        **session_scores(ranked, gold),
+                    })
+                if bar is not None:
+                    bar.update(stats.turns - before)
+                    last = details[order[-1]]
+                    bar.set_postfix(any5=f"{mean(d['recall_any@5'] for d in last):.3f}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return {p: summarize(details[p], stats, skipped=len(questions) - len(scored)) for p in order}
+
+
+def session_scores(ranked: list[str], gold: set[str]) -> dict[str, float]:
+    return {"recall_any@5": recall_any(ranked, gold, 5), "recall_any@10": recall_any(ranked, gold, 10),
+            "recall_all@5": recall_all(ranked, gold, 5), "recall_all@10": recall_all(ranked, gold, 10),
+            "ndcg@10": ndcg(ranked, gold, 10)}
+
+
+def summarize(details: list[dict[str, Any]], stats: IngestStats, *, skipped: int = 0) -> dict[str, Any]:
+    by_type: dict[str, list[dict]] = defaultdict(list)
+    for d in details:
+        by_type[d["type"]].append(d)
+    latencies = [d["ms"] for d in details]
+    return {
+        **{m: round(mean(d[m] for d in details), 4) for m in METRICS},
+        "by_type": {t: {**{m: round(mean(d[m] for d in ds), 4) for m in METRICS}, "questions": len(ds)}
+                    for t, ds in sorted(by_type.items())},
+        "questions": len(details),
+        "tokens@10": round(mean(d["tokens@10"] for d in details), 1),
+        "ingest_turns_per_s": round(stats.turns_per_s, 1),
+        "recall_p50_ms": round(percentile(latencies, 50), 2),
+        "recall_p95_ms": round(percentile(latencies, 95), 2),
+        "skipped_abstention": skipped,
+        "details": details,
+    }
+
+
+def format_table(result: dict[str, Any], title: str = "LongMemEval") -> str:
+    cols = METRICS
+    lines = [title, f"{'type':<28}{'n':>4}" + "".join(f"{c:>15}" for c in cols)]
+    for t, row in result["by_type"].items():
+        lines.append(f"{t:<28}{row['questions']:>4}" + "".join(f"{row[c]:>15.3f}" for c in cols))
+    lines.append(f"{'all':<28}{result['questions']:>4}" + "".join(f"{result[c]:>15.3f}" for c in cols))
+    lines.append(f"tokens@10 {result['tokens@10']:.0f} · ingest {result['ingest_turns_per_s']:.1f} turns/s · "
+                 f"recall p50 {result['recall_p50_ms']:.1f} ms, p95 {result['recall_p95_ms']:.1f} ms")
+    return "\n".join(lines)

@@ -1,0 +1,87 @@
+"""The LongMemEval and LoCoMo benchmarks end to end on tiny synthetic files in the same formats, through the real
+write track, read track and database (the test clone of the migrated template)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.bench.data import load_locomo, load_longmemeval
+from app.bench.locomo import KEYS as LOCOMO_KEYS
+from app.bench.locomo import run_locomo
+from app.bench.longmemeval import KEYS as LME_KEYS
+from app.bench.longmemeval import run_longmemeval
+
+SESSIONS = {
+    "s-dog": [("user", "I adopted a golden retriever puppy last week and named him Biscuit."),
+              ("assistant", "Congratulations on adopting Biscuit! Golden retrievers are friendly dogs.")],
+    "s-kyoto": [("user", "My trip to Kyoto in April was wonderful, the cherry blossoms at the temples were amazing."),
+                ("assistant", "Kyoto in spring is beautiful. Did you visit the Fushimi Inari shrine?")],
+    "s-guitar": [("user", "I started taking classical guitar lessons on Tuesdays with a teacher named Marta."),
+                 ("assistant", "Classical guitar is rewarding; practice scales every day.")],
+}
+DATES = ["2023/03/01 (Wed) 10:00", "2023/04/20 (Thu) 18:30", "2023/05/02 (Tue) 09:15"]
+
+
+def _lme_file(tmp_path):
+    def question(qid, text, gold):
+        ids = list(SESSIONS)
+        return {"question_id": qid, "question_type": "single-session-user", "question": text,
+                "question_date": "2023/06/01 (Thu) 12:00", "answer": "-", "answer_session_ids": [gold],
+                "haystack_dates": DATES, "haystack_session_ids": ids,
+                "haystack_sessions": [[{"role": r, "content": c, "has_answer": sid == gold and r == "user"}
+                                       for r, c in SESSIONS[sid]] for sid in ids]}
+    rows = [question("q-dog", "What did I name my new puppy?", "s-dog"),
+            question("q-kyoto", "Which city did I visit to see cherry blossoms?", "s-kyoto")]
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def _locomo_file(tmp_path):
+    speakers = ["Ann", "Bo"]
+    conv = {"speaker_a": "Ann", "speaker_b": "Bo"}
+    dates = ["1:56 pm on 8 May, 2023", "10:00 am on 15 May, 2023", "7:30 pm on 2 June, 2023"]
+    for n, (sid, turns) in enumerate(SESSIONS.items(), start=1):
+        conv[f"session_{n}_date_time"] = dates[n - 1]
+        conv[f"session_{n}"] = [{"speaker": speakers[i % 2], "dia_id": f"D{n}:{i + 1}", "text": text}
+                                for i, (_, text) in enumerate(turns)]
+    qa = [{"question": "What is the name of Ann's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
+          {"question": "Who teaches Ann classical guitar, and which city had cherry blossoms?", "answer": "Marta, Kyoto",
+           "evidence": ["D3:1", "D2:1"], "category": 1}]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([{"sample_id": "syn-1", "conversation": conv, "qa": qa}]))
+    return path
+
+
+@pytest.mark.parametrize("pipeline", ["full", "rrf"])
+async def test_longmemeval_bench_end_to_end(services, tmp_path, pipeline):
+    questions = load_longmemeval(_lme_file(tmp_path))
+    result = await run_longmemeval(services, questions, pipeline=pipeline, show_progress=False)
+    assert set(LME_KEYS) <= set(result)
+    assert result["questions"] == 2
+    assert set(result["by_type"]) == {"single-session-user"}
+    for key in ("recall_any@5", "recall_any@10", "recall_all@5", "recall_all@10", "ndcg@10"):
+        assert 0.0 <= result[key] <= 1.0
+    # three sessions only: every session is in the top 5, so the gold one is too
+    assert result["recall_all@5"] == 1.0
+    assert result["ndcg@10"] > 0.3
+    assert result["tokens@10"] > 0 and result["ingest_turns_per_s"] > 0
+    assert 0 < result["recall_p50_ms"] <= result["recall_p95_ms"]
+    # the benchmark's vaults are dropped afterwards
+    assert await services.db.fetchall("SELECT name FROM memvault.vault WHERE name LIKE 'bench-%%'") == []
+
+
+@pytest.mark.parametrize("pipeline", ["full", "dense"])
+async def test_locomo_bench_end_to_end(services, tmp_path, pipeline):
+    conversations = load_locomo(_locomo_file(tmp_path))
+    result = await run_locomo(services, conversations, pipeline=pipeline, show_progress=False)
+    assert set(LOCOMO_KEYS) <= set(result)
+    assert result["questions"] == 2
+    assert set(result["by_category"]) == {"1", "4"}
+    assert 0.0 <= result["recall@5"] <= result["recall@10"] <= result["recall@25"] <= 1.0
+    # six short turns, 25 memories asked: every evidence turn is covered at k = 25
+    assert result["recall@25"] == 1.0
+    assert result["tokens@10"] > 0 and result["ingest_turns_per_s"] > 0
+    assert 0 < result["recall_p50_ms"] <= result["recall_p95_ms"]
