@@ -41,8 +41,10 @@ def load_texts(path: Path, limit: int) -> list[str]:
     seen: dict[str, None] = {}
     for row in rows:
         conv = row.get("conversation", {})
-        keys = sorted((k for k in conv if k.startswith("session_") and isinstance(conv[k], list)),
-                      key=lambda k: int(k.split("_")[1]))
+        keys = sorted(
+            (k for k in conv if k.startswith("session_") and isinstance(conv[k], list)),
+            key=lambda k: int(k.split("_")[1]),
+        )
         for k in keys:
             for turn in conv[k]:
                 text = (turn.get("text") or "").strip()
@@ -142,12 +144,21 @@ def handler(args: argparse.Namespace) -> int:
     _print(results, skipped, args.data)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({
-            "embedders": results,
-            "skipped": skipped,
-            "data": str(args.data),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        }, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "embedders": results,
+                    "skipped": skipped,
+                    "data": str(args.data),
+                    "machine": {
+                        "cpus": os.cpu_count(),
+                        "python": platform.python_version(),
+                        "platform": platform.platform(),
+                    },
+                },
+                indent=2,
+            )
+        )
     return 0
 
 
@@ -157,7 +168,9 @@ def _print(results: dict[str, Any], skipped: dict[str, str], data: Path) -> None
     print(header)
     print("-" * len(header))
     for kind, r in results.items():
-        print(f"{kind:<12} {r['name'][:48]:<48} {r['dim']:>5} {r['texts']:>6} {r['texts_per_s']:>9.1f} "
-              f"{r['query_p50_ms']:>8.2f} {r['query_p95_ms']:>8.2f} {r['load_s']:>7.2f}")
+        print(
+            f"{kind:<12} {r['name'][:48]:<48} {r['dim']:>5} {r['texts']:>6} {r['texts_per_s']:>9.1f} "
+            f"{r['query_p50_ms']:>8.2f} {r['query_p95_ms']:>8.2f} {r['load_s']:>7.2f}"
+        )
     for kind, why in skipped.items():
         print(f"{kind:<12} skipped: {why}")

@@ -97,7 +97,9 @@ class CircuitBreaker:
             self.failures += 1
             self._consecutive += 1
             if error is not None:
-                self.last_error = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else error
+                self.last_error = (
+                    f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else error
+                )
             if self._state == "half_open" or self._consecutive >= self.failure_threshold:
                 if self._state != "open":
                     self.trips += 1

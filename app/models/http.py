@@ -68,7 +68,9 @@ def _decode(resp: httpx.Response, url: str) -> Any:
     try:
         return resp.json()
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HTTPModelError(f"{url} answered invalid JSON: {resp.text[:120]!r}", http_status=resp.status_code) from exc
+        raise HTTPModelError(
+            f"{url} answered invalid JSON: {resp.text[:120]!r}", http_status=resp.status_code
+        ) from exc
 
 
 def _transport_error(exc: httpx.HTTPError, url: str, timeout_s: float) -> HTTPModelError:
@@ -101,7 +103,9 @@ async def apost_json(
             continue
         return _decode(resp, url)
     assert last is not None
-    raise HTTPModelError(f"{last.message} (after {policy.retries + 1} attempts)", http_status=last.http_status)
+    raise HTTPModelError(
+        f"{last.message} (after {policy.retries + 1} attempts)", http_status=last.http_status
+    )
 
 
 def post_json(
@@ -128,7 +132,9 @@ def post_json(
             continue
         return _decode(resp, url)
     assert last is not None
-    raise HTTPModelError(f"{last.message} (after {policy.retries + 1} attempts)", http_status=last.http_status)
+    raise HTTPModelError(
+        f"{last.message} (after {policy.retries + 1} attempts)", http_status=last.http_status
+    )
 
 
 class LoopLocalClient:

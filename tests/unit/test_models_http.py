@@ -43,10 +43,20 @@ def fake():
         yield server
 
 
-def make_llm(fake: FakeOpenAI, *, timeout_s: float = 2.0, retries: int = 1, clock: Clock | None = None, **kw) -> OpenAILLM:
+def make_llm(
+    fake: FakeOpenAI, *, timeout_s: float = 2.0, retries: int = 1, clock: Clock | None = None, **kw
+) -> OpenAILLM:
     breaker = CircuitBreaker("llm-test", failures=3, open_s=60, clock=clock or Clock(), register=False)
-    return OpenAILLM(fake.url, "tiny-chat", breaker=breaker, api_key="sk-test", timeout_s=timeout_s,
-                     retries=retries, backoff_s=0.01, **kw)
+    return OpenAILLM(
+        fake.url,
+        "tiny-chat",
+        breaker=breaker,
+        api_key="sk-test",
+        timeout_s=timeout_s,
+        retries=retries,
+        backoff_s=0.01,
+        **kw,
+    )
 
 
 # --- chat LLM ----------------------------------------------------------------------------------------
@@ -62,7 +72,10 @@ async def test_normal_reply_is_validated_and_asks_for_json_schema(fake: FakeOpen
     fmt = req.body["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "resolve_conflict"
     assert set(fmt["json_schema"]["schema"]["properties"]) == {"action", "confidence", "reason"}
-    assert req.body["messages"][0]["role"] == "system" and "I moved to Seattle." in req.body["messages"][-1]["content"]
+    assert (
+        req.body["messages"][0]["role"] == "system"
+        and "I moved to Seattle." in req.body["messages"][-1]["content"]
+    )
     assert llm.stats()["totals"]["model_ok"] == 1
     await llm.aclose()
 
@@ -170,7 +183,9 @@ async def test_server_goes_away_breaker_opens_then_recovers(fake: FakeOpenAI) ->
 
 async def test_registry_builds_openai_llm_from_settings(fake: FakeOpenAI) -> None:
     clear_cache()
-    settings = Settings(llm="openai", llm_url=fake.url + "/v1", llm_model="m", llm_timeout_s=2, llm_max_retries=0)
+    settings = Settings(
+        llm="openai", llm_url=fake.url + "/v1", llm_model="m", llm_timeout_s=2, llm_max_retries=0
+    )
     llm = get_llm(settings)
     assert get_llm(settings) is llm
     fake.chat_content = MERGE
@@ -181,8 +196,14 @@ async def test_registry_builds_openai_llm_from_settings(fake: FakeOpenAI) -> Non
 
 # --- fit gate through the chat LLM ------------------------------------------------------------------
 async def test_fitgate_with_model_and_failing_open(fake: FakeOpenAI) -> None:
-    fake.chat_content = json.dumps({"verdicts": [{"index": 0, "keep": True, "reason": "on topic"},
-                                                 {"index": 1, "keep": False, "reason": "cosmology, not gardens"}]})
+    fake.chat_content = json.dumps(
+        {
+            "verdicts": [
+                {"index": 0, "keep": True, "reason": "on topic"},
+                {"index": 1, "keep": False, "reason": "cosmology, not gardens"},
+            ]
+        }
+    )
     gate = FitGateReranker(make_llm(fake, retries=0))
     texts = ["Moss and stone in a Japanese garden.", "Hubble's law: the emptiness of space expands."]
     assert await gate.score("negative space in Japanese gardens", texts) == [1.0, 0.0]
@@ -199,9 +220,18 @@ async def test_fitgate_with_model_and_failing_open(fake: FakeOpenAI) -> None:
 
 # --- embeddings --------------------------------------------------------------------------------------
 def make_embedder(fake: FakeOpenAI, **kw) -> OpenAIEmbedder:
-    breaker = kw.pop("breaker", None) or CircuitBreaker("emb-test", failures=2, open_s=60, clock=Clock(), register=False)
-    return OpenAIEmbedder(fake.url, "tiny-embed", breaker=breaker, timeout_s=kw.pop("timeout_s", 2.0),
-                          retries=kw.pop("retries", 1), backoff_s=0.01, **kw)
+    breaker = kw.pop("breaker", None) or CircuitBreaker(
+        "emb-test", failures=2, open_s=60, clock=Clock(), register=False
+    )
+    return OpenAIEmbedder(
+        fake.url,
+        "tiny-embed",
+        breaker=breaker,
+        timeout_s=kw.pop("timeout_s", 2.0),
+        retries=kw.pop("retries", 1),
+        backoff_s=0.01,
+        **kw,
+    )
 
 
 def test_embeddings_normal_probe_order_and_batching(fake: FakeOpenAI) -> None:
@@ -242,7 +272,9 @@ def test_embeddings_wrong_dimension_and_server_gone(fake: FakeOpenAI) -> None:
 
 def test_registry_openai_embedder(fake: FakeOpenAI) -> None:
     clear_cache()
-    emb = get_embedder(Settings(embedder="openai", embedder_url=fake.url, embedder_model="e", embedder_dim=16))
+    emb = get_embedder(
+        Settings(embedder="openai", embedder_url=fake.url, embedder_model="e", embedder_dim=16)
+    )
     assert emb.embed_query("hello").shape == (16,)
     clear_cache()
 
@@ -250,8 +282,15 @@ def test_registry_openai_embedder(fake: FakeOpenAI) -> None:
 # --- rerank ------------------------------------------------------------------------------------------
 def make_reranker(fake: FakeOpenAI, **kw) -> HTTPReranker:
     breaker = CircuitBreaker("rr-test", failures=2, open_s=60, clock=Clock(), register=False)
-    return HTTPReranker(fake.url, kw.pop("model", "tiny-rerank"), breaker=breaker, timeout_s=kw.pop("timeout_s", 2.0),
-                        retries=kw.pop("retries", 1), backoff_s=0.01, **kw)
+    return HTTPReranker(
+        fake.url,
+        kw.pop("model", "tiny-rerank"),
+        breaker=breaker,
+        timeout_s=kw.pop("timeout_s", 2.0),
+        retries=kw.pop("retries", 1),
+        backoff_s=0.01,
+        **kw,
+    )
 
 
 async def test_rerank_v1_and_tei_shapes(fake: FakeOpenAI) -> None:

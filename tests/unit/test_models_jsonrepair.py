@@ -16,8 +16,14 @@ from app.models.jsonrepair import close_truncated, parse_json_reply
         ('{"a": [1, 2,], "b": {"c": 3,},}', {"a": [1, 2], "b": {"c": 3}}),
         ("{'action': 'MERGE', 'ok': True, 'none': None}", {"action": "MERGE", "ok": True, "none": None}),
         ('<think>maybe {"x": 0}</think>{"a": 2}', {"a": 2}),
-        ('{"action": "SUPERSEDE", "confidence": 0.8, "reason": "moved to Sea', {"action": "SUPERSEDE", "confidence": 0.8, "reason": "moved to Sea"}),
-        ('{"units": [{"category": "Fact", "text": "I live in Boston"}, {"category": "Dec', {"units": [{"category": "Fact", "text": "I live in Boston"}, {"category": "Dec"}]}),
+        (
+            '{"action": "SUPERSEDE", "confidence": 0.8, "reason": "moved to Sea',
+            {"action": "SUPERSEDE", "confidence": 0.8, "reason": "moved to Sea"},
+        ),
+        (
+            '{"units": [{"category": "Fact", "text": "I live in Boston"}, {"category": "Dec',
+            {"units": [{"category": "Fact", "text": "I live in Boston"}, {"category": "Dec"}]},
+        ),
         ('{"verdicts": [{"index": 0, "keep": true}, ', {"verdicts": [{"index": 0, "keep": True}]}),
         ('{"a": 1, "b":', {"a": 1}),
         ('{"a": "說中文", "b": "it\'s"}', {"a": "說中文", "b": "it's"}),

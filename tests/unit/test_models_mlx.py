@@ -37,7 +37,9 @@ MINILM_DIR = Path(gt.get_model_path())
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
-def np_bert(weights: dict[str, np.ndarray], cfg: dict, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> np.ndarray:
+def np_bert(
+    weights: dict[str, np.ndarray], cfg: dict, ids: np.ndarray, mask: np.ndarray, types: np.ndarray
+) -> np.ndarray:
     """Hidden states of a Hugging Face BertModel, in float64 numpy (weights keyed without the ``bert.`` prefix)."""
     w = {k.removeprefix("bert."): v.astype(np.float64) for k, v in weights.items()}
     eps = cfg.get("layer_norm_eps", 1e-12)
@@ -51,18 +53,27 @@ def np_bert(weights: dict[str, np.ndarray], cfg: dict, ids: np.ndarray, mask: np
         return x @ w[p + ".weight"].T + w[p + ".bias"]
 
     b, n = ids.shape
-    h = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][np.arange(n)][None]
+    h = (
+        w["embeddings.word_embeddings.weight"][ids]
+        + w["embeddings.position_embeddings.weight"][np.arange(n)][None]
+    )
     h = ln(h + w["embeddings.token_type_embeddings.weight"][types], "embeddings.LayerNorm")
     heads = cfg["num_attention_heads"]
     d = h.shape[-1] // heads
     bias = (1.0 - mask[:, None, None, :]) * -1e9
     for i in range(cfg["num_hidden_layers"]):
         p = f"encoder.layer.{i}."
-        q, k, v = (lin(h, p + f"attention.self.{x}").reshape(b, n, heads, d).transpose(0, 2, 1, 3) for x in ("query", "key", "value"))
+        q, k, v = (
+            lin(h, p + f"attention.self.{x}").reshape(b, n, heads, d).transpose(0, 2, 1, 3)
+            for x in ("query", "key", "value")
+        )
         s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d) + bias
         s = np.exp(s - s.max(-1, keepdims=True))
         ctx = (s / s.sum(-1, keepdims=True)) @ v
-        h = ln(lin(ctx.transpose(0, 2, 1, 3).reshape(b, n, -1), p + "attention.output.dense") + h, p + "attention.output.LayerNorm")
+        h = ln(
+            lin(ctx.transpose(0, 2, 1, 3).reshape(b, n, -1), p + "attention.output.dense") + h,
+            p + "attention.output.LayerNorm",
+        )
         inner = lin(h, p + "intermediate.dense")
         inner = 0.5 * inner * (1.0 + _erf(inner / math.sqrt(2.0)))
         h = ln(lin(inner, p + "output.dense") + h, p + "output.LayerNorm")
@@ -138,22 +149,45 @@ def test_padding_and_query_path_do_not_change_vectors(minilm, mlx_vectors, refer
 # --- MLX cross-encoder on a tiny random BERT ---------------------------------------------------------
 def _tiny_bert_dir(tmp: Path, *, classifier: bool) -> tuple[Path, dict, dict[str, np.ndarray]]:
     rng = np.random.default_rng(7)
-    cfg = {"model_type": "bert", "vocab_size": 30522, "hidden_size": 32, "num_hidden_layers": 2,
-           "num_attention_heads": 4, "intermediate_size": 64, "max_position_embeddings": 128,
-           "type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu", "num_labels": 1}
-    shapes = {"embeddings.word_embeddings.weight": (30522, 32), "embeddings.position_embeddings.weight": (128, 32),
-              "embeddings.token_type_embeddings.weight": (2, 32), "embeddings.LayerNorm.weight": (32,),
-              "embeddings.LayerNorm.bias": (32,), "pooler.dense.weight": (32, 32), "pooler.dense.bias": (32,)}
+    cfg = {
+        "model_type": "bert",
+        "vocab_size": 30522,
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 64,
+        "max_position_embeddings": 128,
+        "type_vocab_size": 2,
+        "layer_norm_eps": 1e-12,
+        "hidden_act": "gelu",
+        "num_labels": 1,
+    }
+    shapes = {
+        "embeddings.word_embeddings.weight": (30522, 32),
+        "embeddings.position_embeddings.weight": (128, 32),
+        "embeddings.token_type_embeddings.weight": (2, 32),
+        "embeddings.LayerNorm.weight": (32,),
+        "embeddings.LayerNorm.bias": (32,),
+        "pooler.dense.weight": (32, 32),
+        "pooler.dense.bias": (32,),
+    }
     for i in range(2):
         p = f"encoder.layer.{i}."
         for x in ("query", "key", "value"):
             shapes[p + f"attention.self.{x}.weight"] = (32, 32)
             shapes[p + f"attention.self.{x}.bias"] = (32,)
-        shapes |= {p + "attention.output.dense.weight": (32, 32), p + "attention.output.dense.bias": (32,),
-                   p + "attention.output.LayerNorm.weight": (32,), p + "attention.output.LayerNorm.bias": (32,),
-                   p + "intermediate.dense.weight": (64, 32), p + "intermediate.dense.bias": (64,),
-                   p + "output.dense.weight": (32, 64), p + "output.dense.bias": (32,),
-                   p + "output.LayerNorm.weight": (32,), p + "output.LayerNorm.bias": (32,)}
+        shapes |= {
+            p + "attention.output.dense.weight": (32, 32),
+            p + "attention.output.dense.bias": (32,),
+            p + "attention.output.LayerNorm.weight": (32,),
+            p + "attention.output.LayerNorm.bias": (32,),
+            p + "intermediate.dense.weight": (64, 32),
+            p + "intermediate.dense.bias": (64,),
+            p + "output.dense.weight": (32, 64),
+            p + "output.dense.bias": (32,),
+            p + "output.LayerNorm.weight": (32,),
+            p + "output.LayerNorm.bias": (32,),
+        }
     weights = {("bert." + k): (rng.standard_normal(s) * 0.2).astype(np.float32) for k, s in shapes.items()}
     for k in weights:
         if k.endswith("LayerNorm.weight"):
@@ -203,14 +237,21 @@ def _bpe_tokenizer(path: Path) -> None:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    corpus = [RESOLVE_CONFLICT.system, '{"action": "SUPERSEDE", "confidence": 0.8, "reason": "moved"}',
-              "I live in Boston. I moved to Seattle. 我住在台北。"]
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<eos>", "<pad>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    corpus = [
+        RESOLVE_CONFLICT.system,
+        '{"action": "SUPERSEDE", "confidence": 0.8, "reason": "moved"}',
+        "I live in Boston. I moved to Seattle. 我住在台北。",
+    ]
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<eos>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(corpus, trainer)
     tok.save(str(path / "tokenizer.json"))
-    (path / "tokenizer_config.json").write_text(json.dumps(
-        {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<eos>", "pad_token": "<pad>"}))
+    (path / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<eos>", "pad_token": "<pad>"})
+    )
 
 
 def _tiny_qwen3_dir(path: Path, *, hf_layout: bool = False) -> Path:
@@ -222,10 +263,21 @@ def _tiny_qwen3_dir(path: Path, *, hf_layout: bool = False) -> Path:
     from tokenizers import Tokenizer
 
     vocab = Tokenizer.from_file(str(path / "tokenizer.json")).get_vocab_size()
-    cfg = {"model_type": "qwen3", "hidden_size": 32, "num_hidden_layers": 2, "intermediate_size": 64,
-           "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "rms_norm_eps": 1e-6,
-           "vocab_size": vocab, "max_position_embeddings": 512, "rope_theta": 10000.0,
-           "tie_word_embeddings": True, "eos_token_id": 0}
+    cfg = {
+        "model_type": "qwen3",
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "intermediate_size": 64,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 8,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": vocab,
+        "max_position_embeddings": 512,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": True,
+        "eos_token_id": 0,
+    }
     mx.random.seed(3)
     model = qwen3.Model(qwen3.ModelArgs.from_dict(cfg))
     weights = dict(tree_flatten(model.parameters()))

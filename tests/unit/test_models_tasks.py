@@ -31,8 +31,18 @@ from app.models.tasks.text import split_sentences, word_count
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "eval" / "locomo_dev.json"
 
-EXPECTED = {"classify_intent", "crag_evaluate", "extract_atomic_units", "extract_triples", "fit_gate",
-            "lint_judge", "predict_next_questions", "reflect", "resolve_conflict", "summarize"}
+EXPECTED = {
+    "classify_intent",
+    "crag_evaluate",
+    "extract_atomic_units",
+    "extract_triples",
+    "fit_gate",
+    "lint_judge",
+    "predict_next_questions",
+    "reflect",
+    "resolve_conflict",
+    "summarize",
+}
 
 
 def test_every_task_is_registered_with_a_versioned_id_and_a_schema() -> None:
@@ -49,10 +59,16 @@ def test_every_task_is_registered_with_a_versioned_id_and_a_schema() -> None:
 
 
 def test_messages_carry_system_rules_schema_and_payload() -> None:
-    msgs = RESOLVE_CONFLICT.messages(ResolveConflictInput(existing="I live in Boston.", new="我搬到西雅圖了。", similarity=0.81))
+    msgs = RESOLVE_CONFLICT.messages(
+        ResolveConflictInput(existing="I live in Boston.", new="我搬到西雅圖了。", similarity=0.81)
+    )
     assert [m["role"] for m in msgs] == ["system", "user"]
     assert "SUPERSEDE" in msgs[0]["content"] and '"action"' in msgs[0]["content"]
-    assert "I live in Boston." in msgs[1]["content"] and "我搬到西雅圖了。" in msgs[1]["content"] and "0.810" in msgs[1]["content"]
+    assert (
+        "I live in Boston." in msgs[1]["content"]
+        and "我搬到西雅圖了。" in msgs[1]["content"]
+        and "0.810" in msgs[1]["content"]
+    )
     fit = FIT_GATE.messages(FIT_GATE.input_model(query="garden design", candidates=["a", "b"]))
     assert "[0] a" in fit[-1]["content"] and "[1] b" in fit[-1]["content"]
 
@@ -64,7 +80,11 @@ def test_messages_carry_system_rules_schema_and_payload() -> None:
         ("I live in Boston.", "I moved to Seattle.", "SUPERSEDE"),
         ("The team meeting is on Monday at 10:00.", "The team meeting is on Tuesday at 10:00.", "SUPERSEDE"),
         ("I drink coffee every morning.", "I no longer drink coffee.", "SUPERSEDE"),
-        ("We use MySQL for the project database.", "We switched to Postgres for the project database.", "SUPERSEDE"),
+        (
+            "We use MySQL for the project database.",
+            "We switched to Postgres for the project database.",
+            "SUPERSEDE",
+        ),
         ("The deadline is 2024-05-01.", "The deadline is 2024-06-15.", "SUPERSEDE"),
         ("I live in Boston.", "I live in Boston with my two cats.", "MERGE"),
         ("Caroline likes painting landscapes at dawn.", "Caroline likes painting.", "MERGE"),
@@ -120,16 +140,21 @@ def _units(turns: list[dict[str, str]]):
 
 
 def test_atomic_units_english() -> None:
-    units = _units([
-        {"role": "user", "content": "Hey! We decided to use Tesseract for the first version, because the budget is "
-                                    "only 500 dollars. Maybe we could try PaddleOCR later for the Chinese receipts, it "
-                                    "seems to handle vertical text much better than anything else we have looked at so "
-                                    "far in our tests. I need to send the sample invoices to Maria by Friday. What "
-                                    "about handwriting?"},
-        {"role": "assistant", "content": "Sounds good. Let's use Google Vision for handwriting."},
-        {"role": "user", "content": "We decided to use Tesseract for the first version."},
-        {"role": "user", "content": "Thanks!"},
-    ])
+    units = _units(
+        [
+            {
+                "role": "user",
+                "content": "Hey! We decided to use Tesseract for the first version, because the budget is "
+                "only 500 dollars. Maybe we could try PaddleOCR later for the Chinese receipts, it "
+                "seems to handle vertical text much better than anything else we have looked at so "
+                "far in our tests. I need to send the sample invoices to Maria by Friday. What "
+                "about handwriting?",
+            },
+            {"role": "assistant", "content": "Sounds good. Let's use Google Vision for handwriting."},
+            {"role": "user", "content": "We decided to use Tesseract for the first version."},
+            {"role": "user", "content": "Thanks!"},
+        ]
+    )
     by_cat: dict[str, list] = {}
     for u in units:
         by_cat.setdefault(u.category, []).append(u)
@@ -151,11 +176,16 @@ def test_atomic_units_english() -> None:
 
 
 def test_atomic_units_chinese() -> None:
-    units = _units([
-        {"role": "user", "content": "我們決定用 PostgreSQL 存資料。也許下個月再考慮向量資料庫。預算最多五千元。"
-                                    "我住在台北。要記得明天寄發票給小王。手寫辨識要怎麼處理？謝謝！"},
-        {"role": "assistant", "content": "我們決定用 Redis 做快取。"},
-    ])
+    units = _units(
+        [
+            {
+                "role": "user",
+                "content": "我們決定用 PostgreSQL 存資料。也許下個月再考慮向量資料庫。預算最多五千元。"
+                "我住在台北。要記得明天寄發票給小王。手寫辨識要怎麼處理？謝謝！",
+            },
+            {"role": "assistant", "content": "我們決定用 Redis 做快取。"},
+        ]
+    )
     cats = {u.text: u.category for u in units}
     assert cats["我們決定用 PostgreSQL 存資料。"] == "Decision"
     assert cats["也許下個月再考慮向量資料庫。"] == "Provisional"
@@ -169,8 +199,10 @@ def test_atomic_units_chinese() -> None:
 
 
 def test_long_sentence_is_split_not_truncated() -> None:
-    long = ("I want the nightly import job to read every receipt folder on the shared drive, deduplicate scanned "
-            "pages by their perceptual hash, and write the cleaned results into the accounting database")
+    long = (
+        "I want the nightly import job to read every receipt folder on the shared drive, deduplicate scanned "
+        "pages by their perceptual hash, and write the cleaned results into the accounting database"
+    )
     units = _units([{"role": "user", "content": long}])
     assert len(units) >= 2 and all(word_count(u.text) <= 15 for u in units)
     joined = " ".join(u.text for u in units)
@@ -179,19 +211,31 @@ def test_long_sentence_is_split_not_truncated() -> None:
 
 
 def test_units_postprocess_demotes_unbacked_decisions_and_rejects_bad_turns() -> None:
-    payload = ExtractUnitsInput(turns=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Use X."}])
-    out = EXTRACT_ATOMIC_UNITS.validate_output(payload, {"units": [{"category": "Decision", "text": "Use X.", "turns": [1]}]})
+    payload = ExtractUnitsInput(
+        turns=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Use X."}]
+    )
+    out = EXTRACT_ATOMIC_UNITS.validate_output(
+        payload, {"units": [{"category": "Decision", "text": "Use X.", "turns": [1]}]}
+    )
     assert out.units[0].category == "Idea"
     with pytest.raises(ValueError):
-        EXTRACT_ATOMIC_UNITS.validate_output(payload, {"units": [{"category": "Fact", "text": "x", "turns": [5]}]})
+        EXTRACT_ATOMIC_UNITS.validate_output(
+            payload, {"units": [{"category": "Fact", "text": "x", "turns": [5]}]}
+        )
 
 
 # --- extract_triples -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("I live in Boston and work at Google.", {("Alice", "lives_in", "Boston"), ("Alice", "works_at", "Google")}),
-        ("Caroline is a counselor. She likes hiking.", {("Caroline", "is_a", "counselor"), ("She", "likes", "hiking")}),
+        (
+            "I live in Boston and work at Google.",
+            {("Alice", "lives_in", "Boston"), ("Alice", "works_at", "Google")},
+        ),
+        (
+            "Caroline is a counselor. She likes hiking.",
+            {("Caroline", "is_a", "counselor"), ("She", "likes", "hiking")},
+        ),
         ("My sister moved to Paris last year.", {("Alice's sister", "moved_to", "Paris")}),
         ("Melanie's favorite book is Charlotte's Web.", {("Melanie", "favorite_book", "Charlotte's Web")}),
         ("I'm now using Postgres.", {("Alice", "uses", "Postgres")}),
@@ -239,8 +283,12 @@ def test_summarize_session_is_extractive_and_in_range() -> None:
 
 
 def test_summarize_modes_zh_and_community() -> None:
-    texts = ["我們決定用 PostgreSQL 存資料，因為它支援向量索引。", "OCR 專案的第一版用 Tesseract。",
-             "發票辨識還有問題，手寫的部分準確率很低。", "小王下週要看 OCR 專案的展示。"]
+    texts = [
+        "我們決定用 PostgreSQL 存資料，因為它支援向量索引。",
+        "OCR 專案的第一版用 Tesseract。",
+        "發票辨識還有問題，手寫的部分準確率很低。",
+        "小王下週要看 OCR 專案的展示。",
+    ]
     digest = summarize_heuristic(SummarizeInput(mode="tier_digest", texts=["".join(texts) * 10]))
     assert len(digest.summary) <= 400
     community = summarize_heuristic(SummarizeInput(mode="community", texts=texts, title="OCR 專案"))
@@ -252,8 +300,14 @@ def test_summarize_modes_zh_and_community() -> None:
 
 # --- reflect ---------------------------------------------------------------------------------------
 def test_reflect_en() -> None:
-    mems = ["I am training for the Boston marathon.", "Marathon training: 40 km this week.", "I live in Boston.",
-            "I moved to Seattle.", "What shoes should I buy for the marathon?", "I like hiking."]
+    mems = [
+        "I am training for the Boston marathon.",
+        "Marathon training: 40 km this week.",
+        "I live in Boston.",
+        "I moved to Seattle.",
+        "What shoes should I buy for the marathon?",
+        "I like hiking.",
+    ]
     out = reflect_heuristic(ReflectInput(memories=mems))
     themes = [i for i in out.insights if i.text.startswith("Recurring theme: marathon")]
     assert themes and set(themes[0].support) >= {0, 1, 4}
@@ -263,7 +317,13 @@ def test_reflect_en() -> None:
 
 
 def test_reflect_zh() -> None:
-    mems = ["我在準備台北馬拉松。", "這週馬拉松訓練跑了四十公里。", "馬拉松要買什麼跑鞋？", "我住在台北。", "我現在住在新竹。"]
+    mems = [
+        "我在準備台北馬拉松。",
+        "這週馬拉松訓練跑了四十公里。",
+        "馬拉松要買什麼跑鞋？",
+        "我住在台北。",
+        "我現在住在新竹。",
+    ]
     out = reflect_heuristic(ReflectInput(memories=mems))
     assert any("馬拉松" in i.text and len(i.support) >= 2 for i in out.insights)
     assert any(set(i.support) == {3, 4} for i in out.insights if "Possible change" in i.text)
@@ -272,14 +332,22 @@ def test_reflect_zh() -> None:
 
 # --- predict_next_questions ------------------------------------------------------------------------
 def test_predict_next_questions_en_zh() -> None:
-    en = predict_heuristic(PredictInput(utterances=[
-        "I finished the OCR prototype with Tesseract.", "The Chinese receipts are still a problem for the OCR.",
-        "Maria wants the demo by Friday."])).questions
+    en = predict_heuristic(
+        PredictInput(
+            utterances=[
+                "I finished the OCR prototype with Tesseract.",
+                "The Chinese receipts are still a problem for the OCR.",
+                "Maria wants the demo by Friday.",
+            ]
+        )
+    ).questions
     assert 1 <= len(en) <= 3
     assert "OCR" in en[0].question and en[0].question.endswith("?")
     assert [q.confidence for q in en] == sorted((q.confidence for q in en), reverse=True)
     assert not any("Friday?" == q.question.split()[-1] for q in en)
-    zh = predict_heuristic(PredictInput(utterances=["我這週在做 OCR 專案。", "發票辨識還是有問題。", "小王下週要看展示。"])).questions
+    zh = predict_heuristic(
+        PredictInput(utterances=["我這週在做 OCR 專案。", "發票辨識還是有問題。", "小王下週要看展示。"])
+    ).questions
     assert zh and all(q.question.endswith("？") for q in zh)
     assert any("小王" in q.question for q in zh) and any("發票辨識" in q.question for q in zh)
     assert predict_heuristic(PredictInput(utterances=[])).questions == []
@@ -287,15 +355,25 @@ def test_predict_next_questions_en_zh() -> None:
 
 # --- fit_gate --------------------------------------------------------------------------------------
 def test_fit_gate_en_zh() -> None:
-    out = fit_gate_heuristic(FitGateInput(
-        query="Japanese garden design with moss and stone lanterns",
-        candidates=["Moss gardens need shade and humidity.", "The quarterly sales report is due next week for the team.",
-                    "ok", "日本庭園的設計"],
-    ))
+    out = fit_gate_heuristic(
+        FitGateInput(
+            query="Japanese garden design with moss and stone lanterns",
+            candidates=[
+                "Moss gardens need shade and humidity.",
+                "The quarterly sales report is due next week for the team.",
+                "ok",
+                "日本庭園的設計",
+            ],
+        )
+    )
     assert [v.keep for v in out.verdicts] == [True, False, True, True]
     assert out.kept() == [0, 2, 3]
-    zh = fit_gate_heuristic(FitGateInput(query="日本庭園的青苔怎麼照顧？",
-                                         candidates=["青苔需要遮蔭和濕氣。", "這季的銷售報告下週要交給主管。"]))
+    zh = fit_gate_heuristic(
+        FitGateInput(
+            query="日本庭園的青苔怎麼照顧？",
+            candidates=["青苔需要遮蔭和濕氣。", "這季的銷售報告下週要交給主管。"],
+        )
+    )
     assert [v.keep for v in zh.verdicts] == [True, False]
     # A model that forgets a candidate keeps it (fail open); a bad index is invalid.
     payload = FitGateInput(query="q", candidates=["a", "b"])
@@ -325,20 +403,33 @@ def test_crag_evaluate_en_zh() -> None:
 def test_lint_judge() -> None:
     now = datetime(2026, 6, 1, tzinfo=timezone.utc)
     old = now - timedelta(days=90)
-    dup = lint_judge_heuristic(LintInput(memory={"text": "I live in Boston."}, other={"text": "i live in boston"}))
+    dup = lint_judge_heuristic(
+        LintInput(memory={"text": "I live in Boston."}, other={"text": "i live in boston"})
+    )
     assert [(i.kind, i.severity) for i in dup.issues] == [("duplicate", "high")]
-    contra = lint_judge_heuristic(LintInput(memory={"text": "我住在台北。", "recorded_at": old},
-                                            other={"text": "我現在住在新竹。", "recorded_at": now}, now=now))
+    contra = lint_judge_heuristic(
+        LintInput(
+            memory={"text": "我住在台北。", "recorded_at": old},
+            other={"text": "我現在住在新竹。", "recorded_at": now},
+            now=now,
+        )
+    )
     assert [i.kind for i in contra.issues] == ["contradiction"]
-    stale = lint_judge_heuristic(LintInput(memory={"text": "Call the dentist tomorrow.", "recorded_at": old}, now=now))
+    stale = lint_judge_heuristic(
+        LintInput(memory={"text": "Call the dentist tomorrow.", "recorded_at": old}, now=now)
+    )
     assert [(i.kind, i.severity) for i in stale.issues] == [("stale", "medium")]
     stale_zh = lint_judge_heuristic(LintInput(memory={"text": "明天要交報告。", "recorded_at": old}, now=now))
     assert [i.kind for i in stale_zh.issues] == ["stale"]
-    past = lint_judge_heuristic(LintInput(memory={"text": "The launch is scheduled for 2026-03-01."}, now=now))
+    past = lint_judge_heuristic(
+        LintInput(memory={"text": "The launch is scheduled for 2026-03-01."}, now=now)
+    )
     assert [(i.kind, i.severity) for i in past.issues] == [("stale", "high")]
     orphan = lint_judge_heuristic(LintInput(memory={"text": "Blue.", "links": 0}, now=now))
     assert [i.kind for i in orphan.issues] == ["orphan"]
-    fresh = lint_judge_heuristic(LintInput(memory={"text": "I like hiking.", "recorded_at": now, "links": 3}, now=now))
+    fresh = lint_judge_heuristic(
+        LintInput(memory={"text": "I like hiking.", "recorded_at": now, "links": 3}, now=now)
+    )
     assert fresh.issues == []
 
 
@@ -347,7 +438,9 @@ def test_heuristic_twins_never_fail_on_edge_inputs() -> None:
         samples = {
             "classify_intent": {"query": "?"},
             "crag_evaluate": {"query": "？", "texts": [""]},
-            "extract_atomic_units": {"turns": [{"role": "user", "content": ""}, {"role": "user", "content": "。。。"}]},
+            "extract_atomic_units": {
+                "turns": [{"role": "user", "content": ""}, {"role": "user", "content": "。。。"}]
+            },
             "extract_triples": {"text": ""},
             "fit_gate": {"query": "x", "candidates": []},
             "lint_judge": {"memory": {"text": "x"}},

@@ -30,6 +30,14 @@ QWEN3_QUERY_INSTRUCTION = "Given a web search query, retrieve relevant passages 
 _DECODERS = ("qwen3", "qwen2")
 
 
+def safetensors_keys(file: Path) -> list[str]:
+    """Tensor names from a safetensors header, without loading the tensors."""
+    with file.open("rb") as fh:
+        (n,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(n))
+    return [k for k in header if k != "__metadata__"]
+
+
 def weights_fingerprint(path: Path) -> str:
     """Short hash of the safetensors headers (tensor names, shapes, offsets): the same weights give the same
     fingerprint wherever they are installed, without reading the tensors."""
@@ -70,7 +78,9 @@ class MLXEmbedder(Embedder):
         c = self._model.config
         self.dim = c.hidden_size
         limit = c.max_position_embeddings - (2 if c.is_roberta else 0)
-        self._tokenizer = mlx_bert.load_tokenizer(self.path, min(limit, mlx_bert.max_length_for(self.path, limit)))
+        self._tokenizer = mlx_bert.load_tokenizer(
+            self.path, min(limit, mlx_bert.max_length_for(self.path, limit))
+        )
         self.pooling = mlx_bert.pooling_mode(self.path)
 
     # --- decoder (Qwen3-Embedding) ------------------------------------------------------------------
@@ -81,9 +91,7 @@ class MLXEmbedder(Embedder):
         from app.models.hf_files import load_tokenizer
 
         files = sorted(self.path.glob("*.safetensors"))
-        keys = set()
-        for f in files:
-            keys |= set(mx.load(str(f)).keys())
+        keys = {k for f in files for k in safetensors_keys(f)}
         if all(k.startswith(("model.", "lm_head.")) for k in keys):
             self._model, _ = load_model(self.path)  # mlx-lm layout (also quantized mlx-community conversions)
         else:  # Hugging Face Qwen3Model layout: no "model." prefix, no lm_head

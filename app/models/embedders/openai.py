@@ -58,7 +58,12 @@ class OpenAIEmbedder(Embedder):
         body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
         with self.breaker.guard():
             data = post_json(
-                self._client, self.url, body, policy=self.policy, timeout_s=self.timeout_s, api_key=self.api_key
+                self._client,
+                self.url,
+                body,
+                policy=self.policy,
+                timeout_s=self.timeout_s,
+                api_key=self.api_key,
             )
             return _parse(data, len(texts), self.url)
 

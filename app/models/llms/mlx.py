@@ -26,7 +26,9 @@ from app.models.tasks.base import Task
 def check_model_dir(path: Path, what: str) -> Path:
     path = Path(path).expanduser()
     if not path.is_dir():
-        raise ConfigError(f"{what}: {path} is not a directory", hint="give a local model directory; nothing is downloaded")
+        raise ConfigError(
+            f"{what}: {path} is not a directory", hint="give a local model directory; nothing is downloaded"
+        )
     if not (path / "config.json").is_file():
         raise ConfigError(f"{what}: {path} has no config.json")
     if not list(path.glob("*.safetensors")):
@@ -81,10 +83,16 @@ class MLXLLM(StructuredLLM):
         sampler = self._sampler or make_sampler(temp=task.temperature)
         with self._gen_lock:
             return generate(
-                model, tokenizer, prompt=prompt, max_tokens=self.max_tokens or task.max_tokens, sampler=sampler
+                model,
+                tokenizer,
+                prompt=prompt,
+                max_tokens=self.max_tokens or task.max_tokens,
+                sampler=sampler,
             )
 
-    async def _complete(self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+    async def _complete(
+        self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any]
+    ) -> str:
         try:
             return await asyncio.wait_for(asyncio.to_thread(self._generate, task, messages), self.timeout_s)
         except TimeoutError as exc:

@@ -49,7 +49,9 @@ class OpenAILLM(StructuredLLM):
         self.json_mode: JsonMode = json_mode
         self._client = LoopLocalClient(transport=transport) if transport else LoopLocalClient()
 
-    def _body(self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any], mode: JsonMode):
+    def _body(
+        self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any], mode: JsonMode
+    ):
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -66,7 +68,9 @@ class OpenAILLM(StructuredLLM):
             body["response_format"] = {"type": "json_object"}
         return body
 
-    async def _complete(self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+    async def _complete(
+        self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any]
+    ) -> str:
         modes = _MODES[_MODES.index(self.json_mode) :]
         for i, mode in enumerate(modes):
             try:
@@ -81,9 +85,9 @@ class OpenAILLM(StructuredLLM):
             except HTTPModelError as exc:
                 rejected = exc.http_status in (400, 422) and mode != "none"
                 if rejected and i + 1 < len(modes):
-                    self.json_mode = modes[i + 1]  # remember: this server does not take that response_format
-                    continue
+                    continue  # this server may not take that response_format: try the next one
                 raise
+            self.json_mode = mode  # remembered only once a mode has worked
             return _content(data, self.url)
         raise AssertionError("unreachable")
 

@@ -75,7 +75,9 @@ class StructuredLLM(LLM):
         self._stats = LLMStats()
 
     @abc.abstractmethod
-    async def _complete(self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
+    async def _complete(
+        self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any]
+    ) -> str:
         """The model's reply text. Raise ModelError on backend failure."""
 
     async def run_traced(self, task: Task[I, O], payload: I) -> TaskResult[O]:
@@ -118,7 +120,9 @@ class StructuredLLM(LLM):
 
     def _fallback(self, task: Task[I, O], payload: I, reason: Any, detail: str) -> TaskResult[O]:
         self._stats.bump(task.id, "heuristic")
-        return TaskResult(output=task.heuristic(payload), source="heuristic", fallback_reason=reason, detail=detail)
+        return TaskResult(
+            output=task.heuristic(payload), source="heuristic", fallback_reason=reason, detail=detail
+        )
 
     def stats(self) -> dict[str, Any]:
         return {"backend": self.name, "breaker": self.breaker.snapshot(), **self._stats.snapshot()}

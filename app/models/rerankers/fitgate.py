@@ -27,7 +27,9 @@ class FitGateReranker(Reranker):
         if result.fallback_reason is not None:
             self.fail_open += 1
             reason = f"gate failed open ({result.fallback_reason})"
-            return FitGateOutput(verdicts=[FitVerdict(index=i, keep=True, reason=reason) for i in range(len(texts))])
+            return FitGateOutput(
+                verdicts=[FitVerdict(index=i, keep=True, reason=reason) for i in range(len(texts))]
+            )
         return result.output
 
     async def score(self, query: str, texts: Sequence[str]) -> list[float]:

@@ -45,12 +45,22 @@ class HTTPReranker(Reranker):
         texts = list(texts)
         if not texts:
             return []
-        body: dict[str, Any] = {"query": query, "documents": texts, "top_n": len(texts), "return_documents": False}
+        body: dict[str, Any] = {
+            "query": query,
+            "documents": texts,
+            "top_n": len(texts),
+            "return_documents": False,
+        }
         if self.model:
             body["model"] = self.model
         with self.breaker.guard():
             data = await apost_json(
-                self._client.get(), self.url, body, policy=self.policy, timeout_s=self.timeout_s, api_key=self.api_key
+                self._client.get(),
+                self.url,
+                body,
+                policy=self.policy,
+                timeout_s=self.timeout_s,
+                api_key=self.api_key,
             )
             return parse_rerank(data, len(texts), self.url)
 

@@ -45,7 +45,9 @@ class MLXCrossEncoder(Reranker):
             chunk = texts[i : i + self.batch_size]
             ids, mask, types = encode_batch(self._tokenizer, [query] * len(chunk), chunk)
             with self._lock:
-                logits = np.array(self._model(mx.array(ids), mx.array(mask), mx.array(types)).astype(mx.float32))
+                logits = np.array(
+                    self._model(mx.array(ids), mx.array(mask), mx.array(types)).astype(mx.float32)
+                )
             out += logits[:, -1].tolist()
         return out
 

@@ -15,7 +15,12 @@ from app.models.tasks.extract_atomic_units import (
     ExtractUnitsOutput,
     TurnIn,
 )
-from app.models.tasks.extract_triples import EXTRACT_TRIPLES, ExtractTriplesInput, ExtractTriplesOutput, Triple
+from app.models.tasks.extract_triples import (
+    EXTRACT_TRIPLES,
+    ExtractTriplesInput,
+    ExtractTriplesOutput,
+    Triple,
+)
 from app.models.tasks.fit_gate import FIT_GATE, FitGateInput, FitGateOutput, FitVerdict
 from app.models.tasks.lint_judge import LINT_JUDGE, LintInput, LintIssue, LintMemory, LintOutput
 from app.models.tasks.predict_next_questions import (
@@ -29,12 +34,46 @@ from app.models.tasks.resolve_conflict import RESOLVE_CONFLICT, ResolveConflictI
 from app.models.tasks.summarize import SUMMARIZE, SummarizeInput, SummarizeOutput
 
 __all__ = [
-    "CLASSIFY_INTENT", "CRAG_EVALUATE", "EXTRACT_ATOMIC_UNITS", "EXTRACT_TRIPLES", "FIT_GATE", "LINT_JUDGE",
-    "PREDICT_NEXT_QUESTIONS", "REFLECT", "RESOLVE_CONFLICT", "SUMMARIZE",
-    "AtomicUnit", "ClassifyIntentInput", "ClassifyIntentOutput", "CragInput", "CragOutput", "ExtractTriplesInput",
-    "ExtractTriplesOutput", "ExtractUnitsInput", "ExtractUnitsOutput", "FitGateInput", "FitGateOutput",
-    "FitVerdict", "Gap", "Insight", "LintInput", "LintIssue", "LintMemory", "LintOutput", "PredictInput",
-    "PredictOutput", "PredictedQuestion", "ReflectInput", "ReflectOutput", "ResolveConflictInput",
-    "ResolveConflictOutput", "SummarizeInput", "SummarizeOutput", "Task", "Triple", "TurnIn", "all_tasks",
+    "CLASSIFY_INTENT",
+    "CRAG_EVALUATE",
+    "EXTRACT_ATOMIC_UNITS",
+    "EXTRACT_TRIPLES",
+    "FIT_GATE",
+    "LINT_JUDGE",
+    "PREDICT_NEXT_QUESTIONS",
+    "REFLECT",
+    "RESOLVE_CONFLICT",
+    "SUMMARIZE",
+    "AtomicUnit",
+    "ClassifyIntentInput",
+    "ClassifyIntentOutput",
+    "CragInput",
+    "CragOutput",
+    "ExtractTriplesInput",
+    "ExtractTriplesOutput",
+    "ExtractUnitsInput",
+    "ExtractUnitsOutput",
+    "FitGateInput",
+    "FitGateOutput",
+    "FitVerdict",
+    "Gap",
+    "Insight",
+    "LintInput",
+    "LintIssue",
+    "LintMemory",
+    "LintOutput",
+    "PredictInput",
+    "PredictOutput",
+    "PredictedQuestion",
+    "ReflectInput",
+    "ReflectOutput",
+    "ResolveConflictInput",
+    "ResolveConflictOutput",
+    "SummarizeInput",
+    "SummarizeOutput",
+    "Task",
+    "Triple",
+    "TurnIn",
+    "all_tasks",
     "get_task",
 ]

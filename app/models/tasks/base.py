@@ -49,9 +49,7 @@ class Task(Generic[I, O]):
 
     def messages(self, payload: I) -> list[dict[str, str]]:
         schema = json.dumps(self.json_schema(), ensure_ascii=False, separators=(",", ":"))
-        system = (
-            f"{self.system}\n\nReply with one JSON object only, no prose, matching this JSON schema:\n{schema}"
-        )
+        system = f"{self.system}\n\nReply with one JSON object only, no prose, matching this JSON schema:\n{schema}"
         msgs = [{"role": "system", "content": system}]
         for ex_in, ex_out in self.examples:
             msgs.append({"role": "user", "content": self.render(self.input_model.model_validate(ex_in))})

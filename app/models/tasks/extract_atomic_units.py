@@ -25,22 +25,35 @@ from app.models.tasks.text import (
     word_count,
 )
 
-Category = Literal["Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional"]
-CATEGORIES: tuple[Category, ...] = (
+Category = Literal[
     "Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional"
+]
+CATEGORIES: tuple[Category, ...] = (
+    "Decision",
+    "OpenQuestion",
+    "Constraint",
+    "Fact",
+    "Idea",
+    "ActionItem",
+    "Topic",
+    "Provisional",
 )
 MAX_WORDS = 15
 USER_ROLES = frozenset({"user", "human", "me"})
 
 
 class TurnIn(BaseModel):
-    role: str = Field(description="'user' for the person whose memory this is; 'assistant' or a name otherwise.")
+    role: str = Field(
+        description="'user' for the person whose memory this is; 'assistant' or a name otherwise."
+    )
     content: str
 
 
 class ExtractUnitsInput(BaseModel):
     turns: list[TurnIn]
-    user_roles: list[str] = Field(default_factory=lambda: sorted(USER_ROLES), description="Roles that are the user.")
+    user_roles: list[str] = Field(
+        default_factory=lambda: sorted(USER_ROLES), description="Roles that are the user."
+    )
 
 
 class AtomicUnit(BaseModel):
@@ -69,20 +82,30 @@ NOISE = re.compile(
 CUES: dict[str, list[str]] = {
     "Decision": [
         r"\b(i|we)('ve| have)? (decided|chose|chosen|picked|settled on|committed to|agreed)\b",
-        r"\b(i|we)('ll| will) go with\b", r"\blet'?s (go with|use|do|stick with|pick)\b", r"\bdecision:",
-        r"\b(i|we)('m| am| are) going with\b", r"\bfinal(ly)? (answer|choice|decision)\b",
+        r"\b(i|we)('ll| will) go with\b",
+        r"\blet'?s (go with|use|do|stick with|pick)\b",
+        r"\bdecision:",
+        r"\b(i|we)('m| am| are) going with\b",
+        r"\bfinal(ly)? (answer|choice|decision)\b",
         r"決定|决定|就用|就這樣|就这样|定了|選擇了|选择了|確定用|确定用|我們用|我们用|就選|就选",
     ],
     "ActionItem": [
-        r"\b(todo|to-do|action item|next step)\b", r"\b(i|we) (need|have|got) to\b", r"\bremind me\b",
+        r"\b(todo|to-do|action item|next step)\b",
+        r"\b(i|we) (need|have|got) to\b",
+        r"\bremind me\b",
         r"\b(i|we)('ll| will| must| should) (send|call|email|write|book|buy|finish|review|check|fix|schedule|"
-        r"prepare|ask|update|submit|follow up|look into)\b", r"\bdon'?t forget\b", r"\bfollow up\b",
+        r"prepare|ask|update|submit|follow up|look into)\b",
+        r"\bdon'?t forget\b",
+        r"\bfollow up\b",
         r"待辦|待办|記得|记得|要去|得去|下一步|提醒我|明天要|今天要|要完成|要寄|要打電話",
     ],
     "Constraint": [
-        r"\bmust( not)?\b", r"\bcan(no|')t\b", r"\b(not allowed|no more than|at most|at least|only)\b",
+        r"\bmust( not)?\b",
+        r"\bcan(no|')t\b",
+        r"\b(not allowed|no more than|at most|at least|only)\b",
         r"\b(deadline|due (by|on)|budget|limit|maximum|minimum|required|requirement|allergic)\b",
-        r"\bhas to\b", r"\bshould(n'?t| not)\b",
+        r"\bhas to\b",
+        r"\bshould(n'?t| not)\b",
         r"必須|必须|不能|不可以|不可|最多|至少|只能|限制|預算|预算|截止|期限|過敏|过敏|不得|一定要",
     ],
     "Provisional": [
@@ -96,15 +119,21 @@ CUES: dict[str, list[str]] = {
         r"不如|可以試試|可以试试|點子|点子|想法|主意|要不要|或者可以",
     ],
     "Topic": [
-        r"^(topic|subject|re|about|regarding)\s*[:：]", r"^let'?s (talk|chat) about\b", r"^(關於|关于|談談|谈谈|聊聊|主題|主题)",
+        r"^(topic|subject|re|about|regarding)\s*[:：]",
+        r"^let'?s (talk|chat) about\b",
+        r"^(關於|关于|談談|谈谈|聊聊|主題|主题)",
     ],
 }
 _QUESTION = re.compile(
     r"[?？]\s*$|^(who|what|when|where|why|how|which|should|could|can|do|does|did|is|are|will|would)\b.*[?？]?$",
     re.I,
 )
-_SPLIT_CLAUSE = re.compile(r"\s*(?:;|,\s*(?:and|but|so|because|while|although)\s+|\s+(?:but|because|although)\s+|，|；)\s*")
-_DROPPABLE = frozenset({"the", "a", "an", "really", "very", "just", "that", "quite", "pretty", "actually", "also"})
+_SPLIT_CLAUSE = re.compile(
+    r"\s*(?:;|,\s*(?:and|but|so|because|while|although)\s+|\s+(?:but|because|although)\s+|，|；)\s*"
+)
+_DROPPABLE = frozenset(
+    {"the", "a", "an", "really", "very", "just", "that", "quite", "pretty", "actually", "also"}
+)
 
 
 def categorize(sentence: str, *, from_user: bool) -> Category:
@@ -179,7 +208,11 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
             for text in compress(sentence):
                 # A clause split off a sentence gets its own category; a plain clause of a provisional or
                 # exploratory sentence stays provisional (no hardening into a Fact).
-                category = categorize(text, from_user=from_user) if text != clean_surface(sentence) else sentence_category
+                category = (
+                    categorize(text, from_user=from_user)
+                    if text != clean_surface(sentence)
+                    else sentence_category
+                )
                 if category == "Fact" and sentence_category in ("Provisional", "Idea"):
                     category = sentence_category
                 key = (category, _key(text))

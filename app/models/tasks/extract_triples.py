@@ -16,8 +16,25 @@ from app.models.tasks.text import split_sentences
 
 # Predicates that hold one value at a time: a new object supersedes the old one (used by resolve_conflict).
 SINGLE_VALUED = frozenset(
-    {"lives_in", "works_at", "works_as", "is_a", "is", "born_in", "married_to", "moved_to", "age", "name",
-     "job", "title", "email", "phone", "address", "role", "status"}
+    {
+        "lives_in",
+        "works_at",
+        "works_as",
+        "is_a",
+        "is",
+        "born_in",
+        "married_to",
+        "moved_to",
+        "age",
+        "name",
+        "job",
+        "title",
+        "email",
+        "phone",
+        "address",
+        "role",
+        "status",
+    }
 )
 
 
@@ -64,13 +81,18 @@ _EN_PATTERNS: list[tuple[str, str]] = [
     ("plays", r"(?:plays?|played)"),
     ("has", r"(?:has|have|had|owns?|owned)(?=\s+(?:a|an|two|three|four|\d+)\b)"),
     ("is_a", r"(?:am|is|are|was|were|'m|'s)(?:\s+not)?\s+(?:a|an)(?=\s)"),
-    ("is", r"(?:am|is|are|was|'m|'s)(?!\s+(?:going|not|also|a|an|the|so|very|just|to|in|at|from|being|been)\b)"),
+    (
+        "is",
+        r"(?:am|is|are|was|'m|'s)(?!\s+(?:going|not|also|a|an|the|so|very|just|to|in|at|from|being|been)\b)",
+    ),
 ]
 _EN_PATTERNS = [(pred, verb.replace("{A}", _AUX)) for pred, verb in _EN_PATTERNS]
 _EN_COMPILED = [
     (
         pred,
-        re.compile(rf"\b{_SUBJ}{_NEG}{_ADV}\s*{verb}{_OBJ}" if pred != "is" else rf"\b{_SUBJ}\s*{verb}{_OBJ}"),
+        re.compile(
+            rf"\b{_SUBJ}{_NEG}{_ADV}\s*{verb}{_OBJ}" if pred != "is" else rf"\b{_SUBJ}\s*{verb}{_OBJ}"
+        ),
         # "... and work at Y": a second verb sharing the sentence's last subject.
         re.compile(rf"\b(?:and|but|then){_NEG}{_ADV}\s+{verb}{_OBJ}") if pred != "is" else None,
     )
@@ -87,24 +109,61 @@ _OBJ_STOP = re.compile(
     re.I,
 )
 _FIRST_PERSON = {"i", "we", "my", "our", "me"}
-_NOT_ATTRIBUTE = {"it", "that", "this", "there", "now", "currently", "still", "also", "really", "here", "what"}
+_NOT_ATTRIBUTE = {
+    "it",
+    "that",
+    "this",
+    "there",
+    "now",
+    "currently",
+    "still",
+    "also",
+    "really",
+    "here",
+    "what",
+}
 
 _ZH_SUBJ = r"(?P<s>我們|我们|我|他們|他们|他|她|[\u4e00-\u9fffA-Za-z]{1,6}?)?"
 _ZH_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("works_at", re.compile(_ZH_SUBJ + r"(?:現在|现在|目前)?在(?P<o>[^，。！？,.!?\s]{1,12}?)(?:工作|上班|任職|任职)")),
-    ("lives_in", re.compile(_ZH_SUBJ + r"(?:現在|现在|目前)?(?:住在|住於|住于|居住在)(?P<o>[^，。！？,.!?\s]{1,12})")),
-    ("moved_to", re.compile(_ZH_SUBJ + r"(?:已經|已经)?(?:搬到|搬去|搬家到)(?:了)?(?P<o>[^，。！？,.!?\s]{1,12})")),
+    (
+        "works_at",
+        re.compile(_ZH_SUBJ + r"(?:現在|现在|目前)?在(?P<o>[^，。！？,.!?\s]{1,12}?)(?:工作|上班|任職|任职)"),
+    ),
+    (
+        "lives_in",
+        re.compile(_ZH_SUBJ + r"(?:現在|现在|目前)?(?:住在|住於|住于|居住在)(?P<o>[^，。！？,.!?\s]{1,12})"),
+    ),
+    (
+        "moved_to",
+        re.compile(_ZH_SUBJ + r"(?:已經|已经)?(?:搬到|搬去|搬家到)(?:了)?(?P<o>[^，。！？,.!?\s]{1,12})"),
+    ),
     ("born_in", re.compile(_ZH_SUBJ + r"(?:出生在|出生於|出生于|生於|生于)(?P<o>[^，。！？,.!?\s]{1,12})")),
     ("married_to", re.compile(_ZH_SUBJ + r"(?:嫁給|嫁给|娶了)(?P<o>[^，。！？,.!?\s]{1,8})")),
-    ("dislikes", re.compile(_ZH_SUBJ + r"(?:很|非常|最)?(?:討厭|讨厌|不喜歡|不喜欢)(?P<o>[^，。！？,.!?\s]{1,12})")),
-    ("likes", re.compile(_ZH_SUBJ + r"(?:很|非常|最|也|還是|还是)?(?:喜歡|喜欢|愛|爱|熱愛|热爱)(?P<o>[^，。！？,.!?\s]{1,12})")),
-    ("uses", re.compile(_ZH_SUBJ + r"(?:現在|现在|目前|都|也)?(?:使用|改用|在用|用)\s*(?P<o>[^，。！？,.!?\s]{1,12})")),
+    (
+        "dislikes",
+        re.compile(_ZH_SUBJ + r"(?:很|非常|最)?(?:討厭|讨厌|不喜歡|不喜欢)(?P<o>[^，。！？,.!?\s]{1,12})"),
+    ),
+    (
+        "likes",
+        re.compile(
+            _ZH_SUBJ
+            + r"(?:很|非常|最|也|還是|还是)?(?:喜歡|喜欢|愛|爱|熱愛|热爱)(?P<o>[^，。！？,.!?\s]{1,12})"
+        ),
+    ),
+    (
+        "uses",
+        re.compile(
+            _ZH_SUBJ + r"(?:現在|现在|目前|都|也)?(?:使用|改用|在用|用)\s*(?P<o>[^，。！？,.!?\s]{1,12})"
+        ),
+    ),
     ("studies", re.compile(_ZH_SUBJ + r"(?:在)?(?:學習|学习|學|学|念|讀|读)(?P<o>[^，。！？,.!?\s]{1,10})")),
     ("visited", re.compile(_ZH_SUBJ + r"(?:去過|去过|去了|拜訪了|拜访了)(?P<o>[^，。！？,.!?\s]{1,10})")),
     ("has", re.compile(_ZH_SUBJ + r"(?:養了|养了|有)(?P<o>(?:一|兩|两|三|四|五|\d)[^，。！？,.!?\s]{1,10})")),
     ("is", re.compile(_ZH_SUBJ + r"(?:現在|现在|目前)?是(?P<o>[^，。！？,.!?\s]{1,12})")),
 ]
-_ZH_LEAD = re.compile(r"^(?:而且|但是|可是|所以|因為|因为|然後|然后|其實|其实|現在|现在|目前|後來|后来|那|就)")
+_ZH_LEAD = re.compile(
+    r"^(?:而且|但是|可是|所以|因為|因为|然後|然后|其實|其实|現在|现在|目前|後來|后来|那|就)"
+)
 
 
 def _clean_obj(obj: str, max_words: int = 6) -> str:
@@ -150,7 +209,7 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
             add(subj, attr, _clean_obj(m.group("o")), 0.7)
             taken.append(m.span())
         last_subject: tuple[int, str] | None = None
-        for pred, rx, cont in _EN_COMPILED:
+        for pred, rx, _cont in _EN_COMPILED:
             for m in rx.finditer(text):
                 a, b = m.span()
                 if any(a < y and x < b for x, y in taken):
@@ -174,7 +233,13 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
                         continue
                     raw_s = last_subject[1]
                     conf = 0.55 if raw_s.lower() in _FIRST_PERSON else 0.65
-                    add(_subject(raw_s, payload.speaker), pred, _clean_obj(m.group("o")), conf, bool(m.group("neg")))
+                    add(
+                        _subject(raw_s, payload.speaker),
+                        pred,
+                        _clean_obj(m.group("o")),
+                        conf,
+                        bool(m.group("neg")),
+                    )
                     taken.append(m.span())
         zh_subject: str | None = None
         for clause in re.split(r"[，,；;]", text):
@@ -193,7 +258,10 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
                 neg = pred == "likes" and "不" in clause[: m.start("o")]
                 if pred == "is" and obj.startswith(("不是", "在")):
                     continue
-                if any(k in clause for k in ("不再", "不住", "沒有在", "没有在")) and pred in {"lives_in", "works_at"}:
+                if any(k in clause for k in ("不再", "不住", "沒有在", "没有在")) and pred in {
+                    "lives_in",
+                    "works_at",
+                }:
                     neg = True
                 add(_subject(subj, payload.speaker), pred, obj, 0.55, neg)
     return ExtractTriplesOutput(triples=triples)

@@ -69,7 +69,9 @@ def _postprocess(payload: FitGateInput, out: FitGateOutput) -> FitGateOutput:
             raise ValueError(f"verdict for candidate {v.index}, only {n} candidates")
         by_index.setdefault(v.index, v)
     return FitGateOutput(
-        verdicts=[by_index.get(i, FitVerdict(index=i, keep=True, reason="no verdict; kept")) for i in range(n)]
+        verdicts=[
+            by_index.get(i, FitVerdict(index=i, keep=True, reason="no verdict; kept")) for i in range(n)
+        ]
     )
 
 

@@ -51,7 +51,10 @@ RELATIVE_TIME = re.compile(
     re.I,
 )
 ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-FUTURE = re.compile(r"\b(will|going to|plan(ning)? to|deadline|due|scheduled|upcoming)\b|將|将|打算|計畫|计划|截止|預計|预计", re.I)
+FUTURE = re.compile(
+    r"\b(will|going to|plan(ning)? to|deadline|due|scheduled|upcoming)\b|將|将|打算|計畫|计划|截止|預計|预计",
+    re.I,
+)
 
 
 def _norm(text: str) -> str:
@@ -84,7 +87,11 @@ def lint_judge_heuristic(payload: LintInput) -> LintOutput:
         if now - m.recorded_at > timedelta(days=STALE_AFTER_DAYS):
             word = RELATIVE_TIME.search(m.text).group(0)  # type: ignore[union-attr]
             issues.append(
-                LintIssue(kind="stale", severity="medium", reason=f"{word!r} written {(now - m.recorded_at).days} days ago")
+                LintIssue(
+                    kind="stale",
+                    severity="medium",
+                    reason=f"{word!r} written {(now - m.recorded_at).days} days ago",
+                )
             )
     if FUTURE.search(m.text):
         for y, mo, d in ISO_DATE.findall(m.text):
@@ -93,7 +100,9 @@ def lint_judge_heuristic(payload: LintInput) -> LintOutput:
             except ValueError:
                 continue
             if when < now - timedelta(days=1):
-                issues.append(LintIssue(kind="stale", severity="high", reason=f"planned for {y}-{mo}-{d}, now past"))
+                issues.append(
+                    LintIssue(kind="stale", severity="high", reason=f"planned for {y}-{mo}-{d}, now past")
+                )
                 break
     if m.links == 0:
         issues.append(LintIssue(kind="orphan", severity="low", reason="linked to no entity or memory"))

@@ -52,7 +52,9 @@ def predict_heuristic(payload: PredictInput) -> PredictOutput:
         # The top topic gets the status question; the others cycle through the templates.
         tpl = templates[rank % len(templates)]
         bonus = 0.05 if topic.lower() in recent[-1].lower() else 0.0
-        questions.append(PredictedQuestion(question=tpl.format(t=topic), confidence=round(0.55 - 0.1 * rank + bonus, 2)))
+        questions.append(
+            PredictedQuestion(question=tpl.format(t=topic), confidence=round(0.55 - 0.1 * rank + bonus, 2))
+        )
     return PredictOutput(questions=questions)
 
 
@@ -75,7 +77,9 @@ PREDICT_NEXT_QUESTIONS: Task[PredictInput, PredictOutput] = register(
         input_model=PredictInput,
         output_model=PredictOutput,
         system=SYSTEM,
-        render=lambda p: "Recent utterances (oldest first):\n" + "\n".join(f"- {u}" for u in p.utterances[-WINDOW:]),
+        render=lambda p: (
+            "Recent utterances (oldest first):\n" + "\n".join(f"- {u}" for u in p.utterances[-WINDOW:])
+        ),
         heuristic=predict_heuristic,
         postprocess=_postprocess,
         max_tokens=300,

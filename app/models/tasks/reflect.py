@@ -18,7 +18,9 @@ MAX_PAIRS = 400
 
 class ReflectInput(BaseModel):
     memories: list[str]
-    stats: dict[str, float | int | str] = Field(default_factory=dict, description="Snapshot counters, if any.")
+    stats: dict[str, float | int | str] = Field(
+        default_factory=dict, description="Snapshot counters, if any."
+    )
 
 
 class Insight(BaseModel):
@@ -55,15 +57,23 @@ def reflect_heuristic(payload: ReflectInput) -> ReflectOutput:
         support = [i for i, t in enumerate(terms) if p_terms <= t or phrase.lower() in mems[i].lower()]
         if len(support) >= min_support:
             zh = is_cjk(phrase)
-            text = (f"反覆出現的主題：{phrase}（{len(support)} 則記憶）" if zh
-                    else f"Recurring theme: {phrase} ({len(support)} memories)")
-            insights.append(Insight(text=text, support=support, confidence=min(0.9, 0.4 + 0.1 * len(support))))
+            text = (
+                f"反覆出現的主題：{phrase}（{len(support)} 則記憶）"
+                if zh
+                else f"Recurring theme: {phrase} ({len(support)} memories)"
+            )
+            insights.append(
+                Insight(text=text, support=support, confidence=min(0.9, 0.4 + 0.1 * len(support)))
+            )
             if not any(re.search(r"\d|[A-Z][a-z]+", mems[i][1:]) for i in support):
                 gaps.append(Gap(topic=phrase, reason="often mentioned, but no concrete detail recorded"))
     # (subject, predicate) of single-valued facts: "I live in Boston" and "I moved to Seattle" share one.
     slots = [
-        {(t.subject.lower(), "lives_in" if t.predicate == "moved_to" else t.predicate)
-         for t in extract_triples_heuristic(ExtractTriplesInput(text=m)).triples if t.predicate in SINGLE_VALUED}
+        {
+            (t.subject.lower(), "lives_in" if t.predicate == "moved_to" else t.predicate)
+            for t in extract_triples_heuristic(ExtractTriplesInput(text=m)).triples
+            if t.predicate in SINGLE_VALUED
+        }
         for m in mems
     ]
     pairs = 0
@@ -77,7 +87,7 @@ def reflect_heuristic(payload: ReflectInput) -> ReflectOutput:
         if verdict.action == "SUPERSEDE":
             insights.append(
                 Insight(
-                    text=f"Possible change: \"{mems[i][:80]}\" -> \"{mems[j][:80]}\" ({verdict.reason})",
+                    text=f'Possible change: "{mems[i][:80]}" -> "{mems[j][:80]}" ({verdict.reason})',
                     support=[i, j],
                     confidence=round(verdict.confidence * 0.8, 3),
                 )
@@ -86,7 +96,9 @@ def reflect_heuristic(payload: ReflectInput) -> ReflectOutput:
         if not re.search(r"[?？]\s*$", m.strip()):
             continue
         answered = any(
-            k != i and not re.search(r"[?？]\s*$", mems[k].strip()) and len(terms[i] & terms[k]) >= max(2, math.ceil(0.6 * len(terms[i])))
+            k != i
+            and not re.search(r"[?？]\s*$", mems[k].strip())
+            and len(terms[i] & terms[k]) >= max(2, math.ceil(0.6 * len(terms[i])))
             for k in range(len(mems))
         )
         if not answered:

@@ -33,15 +33,59 @@ class ResolveConflictOutput(BaseModel):
 
 
 CHANGE_CUES = [
-    r"\bno longer\b", r"\bnot anymore\b", r"\b(any ?more)\b", r"\bchanged (it |that )?to\b", r"\bmoved to\b",
-    r"\bswitched (over )?to\b", r"\bnow\b", r"\bfrom now on\b", r"\binstead\b", r"\bused to\b", r"\bcorrection\b",
-    r"\bactually\b", r"\bupdated?\b", r"\bnew (one|address|job|number|plan)\b", r"\bnot .+ but\b", r"\brather than\b",
-    r"\bquit\b", r"\bstopped\b", r"\bcancel+ed\b", r"\breplaced\b", r"\brenamed\b", r"\bpostponed\b",
-    r"\brescheduled\b", r"\bbroke up\b", r"\bdivorced\b",
-    r"改成", r"改為", r"改为", r"改用", r"換成", r"换成", r"不再", r"現在", r"现在", r"已經不", r"已经不", r"搬到",
-    r"搬去", r"取消", r"延期", r"改到", r"更正", r"其實是", r"其实是", r"不是.+而是", r"以後", r"以后", r"辭職", r"辞职",
+    r"\bno longer\b",
+    r"\bnot anymore\b",
+    r"\b(any ?more)\b",
+    r"\bchanged (it |that )?to\b",
+    r"\bmoved to\b",
+    r"\bswitched (over )?to\b",
+    r"\bnow\b",
+    r"\bfrom now on\b",
+    r"\binstead\b",
+    r"\bused to\b",
+    r"\bcorrection\b",
+    r"\bactually\b",
+    r"\bupdated?\b",
+    r"\bnew (one|address|job|number|plan)\b",
+    r"\bnot .+ but\b",
+    r"\brather than\b",
+    r"\bquit\b",
+    r"\bstopped\b",
+    r"\bcancel+ed\b",
+    r"\breplaced\b",
+    r"\brenamed\b",
+    r"\bpostponed\b",
+    r"\brescheduled\b",
+    r"\bbroke up\b",
+    r"\bdivorced\b",
+    r"改成",
+    r"改為",
+    r"改为",
+    r"改用",
+    r"換成",
+    r"换成",
+    r"不再",
+    r"現在",
+    r"现在",
+    r"已經不",
+    r"已经不",
+    r"搬到",
+    r"搬去",
+    r"取消",
+    r"延期",
+    r"改到",
+    r"更正",
+    r"其實是",
+    r"其实是",
+    r"不是.+而是",
+    r"以後",
+    r"以后",
+    r"辭職",
+    r"辞职",
 ]
-NEGATION = re.compile(r"\b(not|no|never|don't|doesn't|didn't|isn't|aren't|wasn't|won't|can't|cannot)\b|[不沒没別别未]", re.I)
+NEGATION = re.compile(
+    r"\b(not|no|never|don't|doesn't|didn't|isn't|aren't|wasn't|won't|can't|cannot)\b|[不沒没別别未]", re.I
+)
 VALUE = re.compile(
     r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+(?:[.,]\d+)?%?|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"january|february|march|april|may|june|july|august|september|october|november|december)\b|"
@@ -80,8 +124,10 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
     same_topic = jac >= 0.3 or (sim is not None and sim >= 0.6)
 
     if t_old and t_new and (t_new <= t_old or t_old <= t_new) and not has_any(new, CHANGE_CUES):
-        if NEGATION.search(old) is None and NEGATION.search(new) is None or (
-            bool(NEGATION.search(old)) == bool(NEGATION.search(new))
+        if (
+            NEGATION.search(old) is None
+            and NEGATION.search(new) is None
+            or (bool(NEGATION.search(old)) == bool(NEGATION.search(new)))
         ):
             which = "the new text adds nothing" if t_new <= t_old else "the new text adds detail"
             return ResolveConflictOutput(action="MERGE", confidence=0.8, reason=f"subset: {which}")
@@ -121,7 +167,9 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
         return ResolveConflictOutput(action="SUPERSEDE", confidence=0.65, reason="negation contradicts")
 
     if jac >= 0.6 or (sim is not None and sim >= 0.92):
-        return ResolveConflictOutput(action="MERGE", confidence=0.6, reason=f"near paraphrase (jaccard {jac:.2f})")
+        return ResolveConflictOutput(
+            action="MERGE", confidence=0.6, reason=f"near paraphrase (jaccard {jac:.2f})"
+        )
     return ResolveConflictOutput(
         action="COEXIST", confidence=0.6 if jac < 0.3 else 0.5, reason=f"different facts (jaccard {jac:.2f})"
     )
@@ -138,7 +186,9 @@ English or Chinese. Give a confidence between 0 and 1 and a one-sentence reason.
 
 
 def _render(p: ResolveConflictInput) -> str:
-    lines = [f"Existing memory{f' (valid_at {p.existing_valid_at})' if p.existing_valid_at else ''}: {p.existing}"]
+    lines = [
+        f"Existing memory{f' (valid_at {p.existing_valid_at})' if p.existing_valid_at else ''}: {p.existing}"
+    ]
     lines.append(f"New memory{f' (valid_at {p.new_valid_at})' if p.new_valid_at else ''}: {p.new}")
     if p.similarity is not None:
         lines.append(f"Embedding similarity: {p.similarity:.3f}")

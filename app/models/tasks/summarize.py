@@ -29,7 +29,9 @@ _SPEAKER = re.compile(r"^[\w .'-]{1,40}:\s+")
 
 class SummarizeInput(BaseModel):
     mode: Mode
-    texts: list[str] = Field(description="Turns (session), the block's content (tier_digest), or member memories.")
+    texts: list[str] = Field(
+        description="Turns (session), the block's content (tier_digest), or member memories."
+    )
     title: str | None = Field(default=None, description="A session title or community label, if any.")
 
 
@@ -101,8 +103,12 @@ def _postprocess(payload: SummarizeInput, out: SummarizeOutput) -> SummarizeOutp
     if payload.mode == "session":
         source_words = sum(word_count(t) for t in payload.texts)
         n = word_count(out.summary)
-        if n > SESSION_MAX_WORDS * 1.25 or (n < SESSION_MIN_WORDS * 0.5 and source_words >= SESSION_MIN_WORDS * 2):
-            raise ValueError(f"session summary of {n} words, expected {SESSION_MIN_WORDS}-{SESSION_MAX_WORDS}")
+        if n > SESSION_MAX_WORDS * 1.25 or (
+            n < SESSION_MIN_WORDS * 0.5 and source_words >= SESSION_MIN_WORDS * 2
+        ):
+            raise ValueError(
+                f"session summary of {n} words, expected {SESSION_MIN_WORDS}-{SESSION_MAX_WORDS}"
+            )
     return out
 
 

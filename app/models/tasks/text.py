@@ -14,7 +14,23 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RE = re.compile(f"[{_CJK}]")
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-\.]*[A-Za-z0-9]|[A-Za-z0-9]")
-_ABBREV = {"mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.e", "inc", "jr", "sr", "no", "approx"}
+_ABBREV = {
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "st",
+    "vs",
+    "etc",
+    "e.g",
+    "i.e",
+    "inc",
+    "jr",
+    "sr",
+    "no",
+    "approx",
+}
 
 EN_STOPWORDS = frozenset(
     """a an the and or but if then else so of to in on at by for with from about into over under as is am are was
@@ -33,7 +49,9 @@ _CALENDAR = frozenset(
     september october november december today tomorrow yesterday""".split()
 )
 # Function characters: a Chinese bigram made only of these carries no topic.
-ZH_STOPCHARS = frozenset("的了是在我你他她它們们这這那就也都和與与及或而但並并很還还又再把被給给讓让對对向從从到於于為为着著過过吗嗎呢吧啊呀嘛哦喔嗯呃個个些有沒没不會会要想能可以得地之其此該该每各啦哈")
+ZH_STOPCHARS = frozenset(
+    "的了是在我你他她它們们这這那就也都和與与及或而但並并很還还又再把被給给讓让對对向從从到於于為为着著過过吗嗎呢吧啊呀嘛哦喔嗯呃個个些有沒没不會会要想能可以得地之其此該该每各啦哈"
+)
 FILLERS_EN = re.compile(
     r"\b(um+|uh+|erm|you know|i mean|basically|literally|honestly|actually|really|just|very)\b[,]?\s*",
     re.I,
@@ -43,7 +61,9 @@ LEADING_DISCOURSE_EN = re.compile(
     r"thank you|anyway|also|and|but|haha|lol)\b[\s,!.:;-]*)+",
     re.I,
 )
-FILLERS_ZH = re.compile(r"^(嗯+|呃+|那個|那个|就是說|就是说|其實|其实|然後|然后|對了|对了|好吧|好的|哈哈+)[，,、\s]*")
+FILLERS_ZH = re.compile(
+    r"^(嗯+|呃+|那個|那个|就是說|就是说|其實|其实|然後|然后|對了|对了|好吧|好的|哈哈+)[，,、\s]*"
+)
 FINAL_PARTICLES_ZH = re.compile(r"[啊呀吧呢嘛喔哦啦]+(?=[。！？!?.]*$)")
 
 
@@ -66,7 +86,7 @@ def split_sentences(text: str) -> list[str]:
         buf.append(ch)
         end = False
         if ch in "。！？；!?\n":
-            while i + 1 < n and text[i + 1] in "。！？!?」』\"”’)":
+            while i + 1 < n and text[i + 1] in '。！？!?」』"”’)':
                 i += 1
                 buf.append(text[i])
             end = True
@@ -79,8 +99,8 @@ def split_sentences(text: str) -> list[str]:
                 end = False
             elif prev_word and prev_word.group(1).lower() in _ABBREV:
                 end = False
-            elif nxt in " \"”’)\n" or i + 1 == n:
-                while i + 1 < n and text[i + 1] in ".\"”’)":
+            elif nxt in ' "”’)\n' or i + 1 == n:
+                while i + 1 < n and text[i + 1] in '."”’)':
                     i += 1
                     buf.append(text[i])
                 end = True
@@ -182,7 +202,9 @@ def truncate_chars(text: str, limit: int) -> str:
 
 
 _ZH_SPLIT = re.compile(
-    "[" + "".join(sorted(ZH_STOPCHARS)) + "]+|下週|下周|這週|这周|今天|明天|昨天|還是|还是|已經|已经|一直|因為|因为|所以|"
+    "["
+    + "".join(sorted(ZH_STOPCHARS))
+    + "]+|下週|下周|這週|这周|今天|明天|昨天|還是|还是|已經|已经|一直|因為|因为|所以|"
     "但是|可是|然後|然后|如果|什麼|什么|怎麼|怎么|問題|问题|有點|有点|一下|一起|現在|现在|之前|以後|以后|時候|时候"
 )
 
@@ -196,7 +218,11 @@ def key_phrases(texts: list[str], limit: int = 5, weights: list[float] | None = 
     for text, w in zip(texts, weights, strict=False):
         for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*)", text):
             name = m.group(1)
-            if name.lower() in EN_STOPWORDS or name.lower() in _CALENDAR or text[m.end():m.end() + 1] == ":":
+            if (
+                name.lower() in EN_STOPWORDS
+                or name.lower() in _CALENDAR
+                or text[m.end() : m.end() + 1] == ":"
+            ):
                 continue
             scores[name.lower()] = scores.get(name.lower(), 0.0) + 1.5 * w
             surface[name.lower()] = name
