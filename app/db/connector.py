@@ -46,6 +46,17 @@ class AgtypeLoader(Loader):
         return parseAgeValue(bytes(data).decode("utf-8"))
 
 
+def as_array(value: Any):
+    """A vector column's value as a float32 numpy array (None stays None)."""
+    import numpy as np
+
+    if value is None:
+        return None
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
 def translate(exc: Exception) -> MemvaultError:
     """Map a driver error to the application's hierarchy (the one place this happens)."""
     if isinstance(exc, MemvaultError):

@@ -1,0 +1,118 @@
+"""Write-track endpoints: memories (one or a batch), session turns and close, one memory with history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from litestar import Controller, Request, delete, get, post
+from litestar.params import Parameter
+from pydantic import TypeAdapter, ValidationError
+
+from app.errors import InvalidInput
+from app.services import Services
+from app.vaults import get_vault
+from app.write import idempotency
+from app.write.items import WriteItem
+from app.write.memories import get_memory, retract_memory
+from app.write.schemas import CloseOut, ItemOut, MemoryBatchIn, MemoryIn, MemoryOut, TurnsIn, TurnsOut, WriteOut
+
+_MEMORY_BODY = TypeAdapter(MemoryIn | MemoryBatchIn)
+IDEMPOTENCY = Parameter(header="Idempotency-Key", required=False,
+                        description="Retrying with the same key writes once and returns the first answer.")
+
+
+def parse(adapter: TypeAdapter, body: Any) -> Any:
+    try:
+        return adapter.validate_python(body)
+    except ValidationError as exc:
+        fields = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
+        raise InvalidInput("invalid request body: " + "; ".join(f"{f['field']}: {f['message']}" for f in fields),
+                           hint="see /docs for the request schema") from exc
+
+
+def _items_out(results) -> list[dict]:
+    return [ItemOut(**r.as_dict()).model_dump(mode="json") for r in results]
+
+
+class MemoryController(Controller):
+    path = "/v1/vaults/{vault:str}/memories"
+    tags = ["memories"]
+
+    @post("/", summary="Remember one memory or a batch; each item's decision and reasons come back",
+          status_code=200)
+    async def create(self, vault: str, request: Request, services: Services,
+                     idempotency_key: str | None = IDEMPOTENCY) -> WriteOut:
+        from app.write.pipeline import WriteTrack
+
+        body = await request.json()
+        parsed = parse(_MEMORY_BODY, body)
+        items_in = parsed.items if isinstance(parsed, MemoryBatchIn) else [parsed]
+        v = await get_vault(services.db, vault)
+        digest = idempotency.request_hash("POST", request.url.path, body)
+        if (stored := await idempotency.replay(services, v, idempotency_key, digest)) is not None:
+            return WriteOut.model_validate(stored)
+        now = datetime.now(UTC)
+        items = [WriteItem(content=m.content, said_at=m.said_at or now, source_kind=m.source_kind,
+                           category=m.category, confidence=m.confidence, session_id=m.session_id,
+                           metadata=m.metadata) for m in items_in]
+        hook = idempotency.recorder(v, idempotency_key, digest, lambda rs: {"results": _items_out(rs)})
+        results = await WriteTrack(services).remember(v, items, hook=hook)
+        return WriteOut.model_validate({"results": _items_out(results)})
+
+    @get("/{block_id:int}", summary="One memory, with its earlier versions and every place it was said")
+    async def show(self, vault: str, block_id: int, services: Services) -> MemoryOut:
+        v = await get_vault(services.db, vault)
+        row = await get_memory(services, v, block_id)
+        return MemoryOut.model_validate(row)
+
+    @delete("/{block_id:int}", summary="Delete (retract) a memory: it stops being recalled; its record stays")
+    async def remove(self, vault: str, block_id: int, services: Services) -> None:
+        await retract_memory(services, await get_vault(services.db, vault), block_id)
+
+
+class SessionController(Controller):
+    path = "/v1/vaults/{vault:str}/sessions/{session:str}"
+    tags = ["sessions"]
+
+    @post("/turns", summary="Append conversation turns (archived, chunked and written as memories)",
+          status_code=200)
+    async def turns(self, vault: str, session: str, request: Request, services: Services,
+                    idempotency_key: str | None = IDEMPOTENCY) -> TurnsOut:
+        from app.write.sessions import SessionTrack, TurnIn
+
+        body = await request.json()
+        data = parse(TypeAdapter(TurnsIn), body)
+        v = await get_vault(services.db, vault)
+        digest = idempotency.request_hash("POST", request.url.path, body)
+        if (stored := await idempotency.replay(services, v, idempotency_key, digest)) is not None:
+            return TurnsOut.model_validate(stored)
+        now = datetime.now(UTC)
+        turns = [TurnIn(t.role, t.content, t.said_at or now) for t in data.turns]
+        hook = idempotency.recorder(v, idempotency_key, digest, lambda r: _turns_out(r).model_dump(mode="json"))
+        result = await SessionTrack(services).append_turns(v, session, turns, hook=hook)
+        await _after_turns(services, v, session)
+        return _turns_out(result)
+
+    @post("/close", summary="Close a session: atomic units, a summary and a thread map", status_code=200)
+    async def close(self, vault: str, session: str, services: Services) -> CloseOut:
+        from app.write.sessions import SessionTrack
+
+        result = await SessionTrack(services).close(await get_vault(services.db, vault), session)
+        return CloseOut(session_id=result.session_id, units=[ItemOut(**r.as_dict()) for r in result.units],
+                        summary_block_id=result.summary_block_id, summary_words=result.summary_words,
+                        thread_map=result.thread_map)
+
+
+def _turns_out(result) -> TurnsOut:
+    return TurnsOut(session_id=result.session_id, turn_ids=list(result.turn_ids),
+                    chunks=[ItemOut(**r.as_dict()) for r in result.chunks])
+
+
+async def _after_turns(services: Services, vault, session_id: str) -> None:
+    """Queue the Slow Thinker's prefetch for this session, if the read track provides it."""
+    try:
+        from app.read.prefetch import schedule_prefetch
+    except ImportError:
+        return
+    await schedule_prefetch(services, vault, session_id)

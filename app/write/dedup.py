@@ -1,0 +1,106 @@
+"""Dedup, the third gate: SKIP / MERGE / SUPERSEDE / CREATE from similarity bands.
+
+Bands use the dense cosine and the SimHash distance of the normalized text. The uncertain band goes to the
+``resolve_conflict`` task (MERGE / SUPERSEDE / COEXIST); the decision is applied by SQL functions. Raw turn
+chunks are the archive: they are only ever skipped (an exact repeat) or created, never merged or superseded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.models.base import LLM
+from app.write.fingerprint import hamming
+
+_SENT = re.compile(r"(?<=[.!?。！？;；])\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class DedupConfig:
+    candidates: int = 3
+    min_cosine: float = 0.75        # below this nothing is a candidate
+    skip_cosine: float = 0.97       # near-identical meaning ...
+    skip_hamming: int = 8           # ... and near-identical text: SKIP
+    ambiguous_cosine: float = 0.80  # [ambiguous, skip) or a skip-level cosine with different text: ask
+    chunk_skip_cosine: float = 0.995
+    chunk_skip_hamming: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    block_id: int
+    cosine: float
+    kind: str
+    category: str | None
+    content: str
+    fingerprint: int
+    same_hash: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    decision: str  # CREATE | SKIP | MERGE | SUPERSEDE
+    target: int | None  # block id (or, for in-batch duplicates, -(batch index) - 1)
+    reasons: tuple[str, ...]
+    merged_text: str | None = None
+
+
+def merge_texts(old: str, new: str) -> str:
+    """MERGE keeps everything either text says: the old text plus the new text's sentences it lacks."""
+    old_s = [s for s in _SENT.split(old.strip()) if s]
+    seen = {s.strip().casefold() for s in old_s}
+    extra = [s for s in _SENT.split(new.strip()) if s and s.strip().casefold() not in seen]
+    if not extra:
+        return old
+    if new.casefold().find(old.strip().casefold()) >= 0:
+        return new  # the new text contains the old one
+    joiner = "" if re.search(r"[\u3400-\u9fff]$", old.strip()) else " "
+    return old.strip() + joiner + joiner.join(extra)
+
+
+class Dedup:
+    def __init__(self, llm: LLM, config: DedupConfig = DedupConfig()) -> None:
+        self.llm = llm
+        self.config = config
+
+    async def decide(self, kind: str, text: str, fingerprint: int, candidates: list[Candidate],
+                     valid_at: str | None = None) -> Verdict:
+        cfg = self.config
+        if not candidates:
+            return Verdict("CREATE", None, ("no similar memory",))
+        best = max(candidates, key=lambda c: (c.same_hash, c.cosine))
+        dist = hamming(fingerprint, best.fingerprint)
+        if best.same_hash:
+            return Verdict("SKIP", best.block_id, (f"same text as block {best.block_id}",))
+        if kind == "chunk":
+            if best.cosine >= cfg.chunk_skip_cosine and dist <= cfg.chunk_skip_hamming:
+                return Verdict("SKIP", best.block_id,
+                               (f"repeat of block {best.block_id} (cosine {best.cosine:.3f}, simhash {dist})",))
+            return Verdict("CREATE", None, ("raw turns are only skipped when repeated verbatim",))
+        if best.cosine >= cfg.skip_cosine and dist <= cfg.skip_hamming:
+            return Verdict("SKIP", best.block_id,
+                           (f"near-duplicate of block {best.block_id} (cosine {best.cosine:.3f}, simhash {dist})",))
+        mergeable = [c for c in candidates if c.kind in ("memory", "unit") and c.cosine >= cfg.ambiguous_cosine]
+        if not mergeable:
+            return Verdict("CREATE", None, (f"best match cosine {best.cosine:.3f} is below the uncertain band",))
+        target = max(mergeable, key=lambda c: c.cosine)
+        from app.models.tasks.resolve_conflict import ResolveConflictInput
+        from app.models.tasks.base import get_task
+
+        answer = await self.llm.run(
+            get_task("resolve_conflict"),
+            ResolveConflictInput(existing=target.content, new=text, similarity=float(target.cosine),
+                                 new_valid_at=valid_at),
+        )
+        why = f"resolve_conflict with block {target.block_id} (cosine {target.cosine:.3f}): {answer.action}"
+        if answer.reason:
+            why += f" - {answer.reason}"
+        if answer.action == "MERGE":
+            merged = merge_texts(target.content, text)
+            if merged == target.content:
+                return Verdict("SKIP", target.block_id, (why + " (nothing new to merge)",))
+            return Verdict("MERGE", target.block_id, (why,), merged_text=merged)
+        if answer.action == "SUPERSEDE":
+            return Verdict("SUPERSEDE", target.block_id, (why,))
+        return Verdict("CREATE", None, (why + " (coexist)",))

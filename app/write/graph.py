@@ -1,0 +1,110 @@
+"""GraphBuild: L0 triples and entities from stored memories, into the tables and the AGE graph at once.
+
+Runs as a Procrastinate job deferred in the memory's own transaction. A second noise check keeps chatter out
+of the graph; triples come from the ``extract_triples`` task (patterns offline, the LLM when configured);
+entity resolution merges surface forms; the relational rows and the graph mirror commit together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from uuid import UUID
+
+import numpy as np
+
+from app.db.connector import as_array
+from app.models.tasks.base import get_task
+from app.services import Services
+from app.write.entities import EntityResolver, Known, canonical_key, is_pronoun
+
+
+@dataclass(frozen=True, slots=True)
+class GraphBuildResult:
+    blocks: int
+    triples: int
+    entities_created: int
+    skipped_noise: int
+
+
+class GraphBuild:
+    def __init__(self, services: Services) -> None:
+        from app.write.gates.noise import NoiseFilter
+
+        self.services = services
+        self.noise = NoiseFilter()
+
+    async def run(self, vault_id: UUID, block_ids: list[int]) -> GraphBuildResult:
+        db = self.services.db
+        blocks = await db.fetchall(
+            "SELECT id, content, source_kind, valid_at FROM memvault.block "
+            "WHERE vault_id = %s AND id = ANY(%s) AND retracted_at IS NULL AND kind <> 'summary' ORDER BY id",
+            (vault_id, block_ids), vault_id=vault_id)
+        task = get_task("extract_triples")
+        extracted, skipped = [], 0
+        for b in blocks:
+            if not self.noise.check(b["content"]).passed:  # the second noise check, before the graph
+                skipped += 1
+                continue
+            speaker = "user" if b["source_kind"] == "user" else "assistant"
+            out = await self.services.llm.run(task, task.input_model(text=b["content"][:4000], speaker=speaker))
+            for t in out.triples:
+                if t.negated or is_pronoun(t.object) or len(t.subject) > 120 or len(t.object) > 120:
+                    continue
+                extracted.append((b, t))
+        if not extracted:
+            return GraphBuildResult(len(blocks), 0, 0, skipped)
+        names = sorted({n for _, t in extracted for n in (t.subject, t.object)})
+        vectors = await asyncio.to_thread(self.services.embedder.embed_documents, names)
+        vec_of = dict(zip(names, vectors, strict=True))
+        async with db.transaction(vault_id) as conn:
+            resolver = await self._resolver(conn, vault_id)
+            ids, created = await self._entities(conn, vault_id, resolver, names, vec_of)
+            from app.models.tasks.extract_triples import SINGLE_VALUED
+
+            rows = [{"subject_id": ids[t.subject], "predicate": t.predicate, "object_id": ids[t.object],
+                     "block_id": b["id"], "confidence": t.confidence, "valid_at": b["valid_at"].isoformat(),
+                     "single_valued": t.predicate in SINGLE_VALUED}
+                    for b, t in extracted if ids[t.subject] != ids[t.object]]
+            cur = await conn.execute("SELECT * FROM memvault.insert_triples_v1(%s, %s::jsonb)",
+                                     (vault_id, json.dumps(rows)))
+            triple_ids = [r["triple_id"] for r in await cur.fetchall()]
+            edges = [{"s": r["subject_id"], "o": r["object_id"], "p": r["predicate"], "t": tid, "b": r["block_id"]}
+                     for r, tid in zip(rows, triple_ids, strict=True)]
+            await conn.execute("SELECT memvault.graph_add_v1(%s, %s::jsonb, %s::jsonb)",
+                               (vault_id, json.dumps(created), json.dumps(edges)))
+        return GraphBuildResult(len(blocks), len(triple_ids), len(created), skipped)
+
+    async def _resolver(self, conn, vault_id: UUID) -> EntityResolver:
+        cur = await conn.execute("SELECT id, name, canonical_key, embedding FROM memvault.entity WHERE vault_id = %s",
+                                 (vault_id,))
+        known = [Known(r["id"], r["name"], r["canonical_key"],
+                       as_array(r["embedding"]))
+                 for r in await cur.fetchall()]
+        cur = await conn.execute("SELECT alias_key, entity_id FROM memvault.entity_alias WHERE vault_id = %s",
+                                 (vault_id,))
+        aliases = {r["alias_key"]: r["entity_id"] for r in await cur.fetchall()}
+        return EntityResolver(known, aliases)
+
+    async def _entities(self, conn, vault_id: UUID, resolver: EntityResolver, names: list[str],
+                        vec_of: dict[str, np.ndarray]) -> tuple[dict[str, int], list[dict]]:
+        """Every name's entity id; new entities are inserted. Returns ids and the created (for the graph)."""
+        ids: dict[str, int] = {}
+        created: list[dict] = []
+        for name in names:
+            entity_id, rule = resolver.resolve(name, vec_of[name])
+            if entity_id is None:
+                cur = await conn.execute(
+                    "SELECT * FROM memvault.upsert_entities_v1(%s, %s::jsonb, %s)",
+                    (vault_id, json.dumps([{"name": name, "key": canonical_key(name)}]), [vec_of[name]]))
+                row = await cur.fetchone()
+                entity_id = row["entity_id"]
+                if row["created"]:
+                    created.append({"id": entity_id, "name": name})
+            else:
+                await conn.execute("SELECT memvault.add_alias_v1(%s, %s, %s, %s, %s)",
+                                   (vault_id, canonical_key(name), name, entity_id, rule))
+            resolver.learn(entity_id, name, vec_of[name])
+            ids[name] = entity_id
+        return ids, created

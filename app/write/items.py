@@ -1,0 +1,46 @@
+"""What enters the write track and what it answers: plain frozen dataclasses (Pydantic stays at the edges)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Kind = Literal["memory", "chunk", "unit", "summary", "thread"]
+Decision = Literal["CREATE", "SKIP", "MERGE", "SUPERSEDE", "REJECT"]
+CATEGORIES = ("Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional",
+              "Preference")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteItem:
+    """One candidate memory. ``said_at`` is when it was said (its valid time starts then)."""
+
+    content: str
+    said_at: datetime
+    source_kind: str = "user"
+    kind: Kind = "memory"
+    category: str | None = None
+    confidence: float = 0.8
+    trust_score: float | None = None
+    session_id: str | None = None
+    turn_ids: tuple[int, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """The write track's answer for one item: its decision, the block it landed in, and why."""
+
+    index: int
+    decision: Decision
+    block_id: int | None
+    reasons: tuple[str, ...]
+    gate: str | None = None
+    rule: str | None = None
+    related_block_id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "decision": self.decision, "block_id": self.block_id,
+                "reasons": list(self.reasons), "gate": self.gate, "rule": self.rule,
+                "related_block_id": self.related_block_id}

@@ -1,0 +1,33 @@
+"""Reading one memory with its history and sources; retracting it (DELETE keeps the record)."""
+
+from __future__ import annotations
+
+from app.errors import NotFound
+from app.services import Services
+from app.vaults import Vault
+
+
+async def get_memory(services: Services, vault: Vault, block_id: int) -> dict:
+    db = services.db
+    row = await db.fetchone("SELECT * FROM memvault.block WHERE vault_id = %s AND id = %s", (vault.id, block_id),
+                            vault_id=vault.id)
+    if row is None:
+        raise NotFound(f"no memory {block_id} in vault {vault.name!r}")
+    row["history"] = await db.fetchall("SELECT * FROM memvault.block_versions_v1(%s, %s) WHERE version < %s",
+                                       (vault.id, block_id, row["version"]), vault_id=vault.id)
+    row["sources"] = await db.fetchall(
+        "SELECT turn_id, session_id, source_kind, said_at, decision FROM memvault.block_source "
+        "WHERE vault_id = %s AND block_id = %s ORDER BY said_at, recorded_at", (vault.id, block_id),
+        vault_id=vault.id)
+    return row
+
+
+async def retract_memory(services: Services, vault: Vault, block_id: int) -> None:
+    async with services.db.transaction(vault.id) as conn:
+        cur = await conn.execute("SELECT memvault.retract_block_v1(%s, %s) AS id", (vault.id, block_id))
+        row = await cur.fetchone()
+        if row is None or row["id"] is None:
+            raise NotFound(f"no current memory {block_id} in vault {vault.name!r}",
+                           hint="it does not exist or was already deleted")
+        await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)",
+                           (vault.id, f'[{{"action": "write.retract", "actor": "api", "block_id": {block_id}}}]'))

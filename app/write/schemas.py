@@ -1,0 +1,115 @@
+"""HTTP shapes of the write track (Pydantic at the edge)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Category = Literal["Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional",
+                   "Preference"]
+SourceKind = Literal["user", "assistant", "tool", "import", "web", "note", "resource", "system"]
+
+
+class MemoryIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, description="The memory's text (the original is always kept).")
+    category: Category | None = None
+    source_kind: SourceKind = Field(default="user", description="Who said it; sets the trust score's tier.")
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    said_at: datetime | None = Field(default=None, description="When it was said (ISO-8601 with zone); default now.")
+    session_id: str | None = Field(default=None, max_length=200)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemoryBatchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[MemoryIn] = Field(min_length=1)
+
+
+class ItemOut(BaseModel):
+    index: int
+    decision: Literal["CREATE", "SKIP", "MERGE", "SUPERSEDE", "REJECT"]
+    block_id: int | None
+    reasons: list[str]
+    gate: str | None = None
+    rule: str | None = None
+    related_block_id: int | None = None
+
+
+class WriteOut(BaseModel):
+    results: list[ItemOut]
+
+
+class VersionOut(BaseModel):
+    version: int
+    content: str
+    category: str | None
+    valid_at: datetime
+    invalid_at: datetime | None
+    superseded_by: int | None
+    recorded_at: datetime
+    replaced_at: datetime | None
+    retracted_at: datetime | None
+
+
+class SourceOut(BaseModel):
+    turn_id: int | None
+    session_id: str | None
+    source_kind: str
+    said_at: datetime
+    decision: str
+
+
+class MemoryOut(BaseModel):
+    id: int
+    kind: str
+    category: str | None
+    content: str
+    normalized: str
+    source_kind: str
+    trust_score: float
+    confidence: float
+    tier: str
+    session_id: str | None
+    source_turn_ids: list[int]
+    access_count: int
+    valid_at: datetime
+    invalid_at: datetime | None
+    superseded_by: int | None
+    recorded_at: datetime
+    retracted_at: datetime | None
+    version: int
+    history: list[VersionOut]
+    sources: list[SourceOut]
+
+
+class TurnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str = Field(min_length=1)
+    said_at: datetime | None = Field(default=None, description="Default now.")
+
+
+class TurnsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    turns: list[TurnIn] = Field(min_length=1)
+
+
+class TurnsOut(BaseModel):
+    session_id: str
+    turn_ids: list[int]
+    chunks: list[ItemOut]
+
+
+class CloseOut(BaseModel):
+    session_id: str
+    units: list[ItemOut]
+    summary_block_id: int | None
+    summary_words: int
+    thread_map: dict[str, Any]

@@ -1,0 +1,171 @@
+"""From conversation to memory (seed 003): raw turns are archived and chunked; closing a session produces
+atomic units, a 200-400 word summary and a thread map.
+
+Turns: archived verbatim in ``turn``; each turn is chunked at semantic boundaries and every chunk goes through
+the write track (gates, Dedup) as a retrievable ``chunk`` block, in the same transaction as the archive row.
+Close (an API call, or the worker's idle timeout): ``extract_atomic_units`` gives one-claim units (decisions
+credited only from the user's turns), each passing the gates like any memory; ``summarize`` gives the
+session summary (a ``summary`` block too); the thread map links this session's topics to earlier sessions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.errors import Conflict, InvalidInput, NotFound
+from app.models.tasks.base import get_task
+from app.services import Services
+from app.vaults import Vault
+from app.write.chunking import ChunkingConfig, chunk_turn
+from app.write.items import ItemResult, WriteItem
+from app.write.pipeline import Hook, WriteTrack
+from app.write.provenance import ROLE_TO_SOURCE
+
+ROLES = ("user", "assistant", "system", "tool")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnIn:
+    role: str
+    content: str
+    said_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TurnsResult:
+    session_id: str
+    turn_ids: tuple[int, ...]
+    chunks: tuple[ItemResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CloseResult:
+    session_id: str
+    units: tuple[ItemResult, ...]
+    summary_block_id: int | None
+    summary_words: int
+    thread_map: dict
+
+
+class SessionTrack:
+    def __init__(self, services: Services, chunking: ChunkingConfig = ChunkingConfig()) -> None:
+        self.services = services
+        self.write = WriteTrack(services)
+        self.chunking = chunking
+
+    async def append_turns(self, vault: Vault, session_id: str, turns: Sequence[TurnIn], *,
+                           hook: Hook | None = None) -> TurnsResult:
+        """Archive turns and write their chunks, in one transaction."""
+        self._validate(turns)
+        payload = [{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns]
+        async with self.services.db.transaction(vault.id) as conn:
+            cur = await conn.execute("SELECT * FROM memvault.append_turns_v1(%s, %s, %s::jsonb)",
+                                     (vault.id, session_id, json.dumps(payload)))
+            ids = [r["turn_id"] for r in await cur.fetchall()]
+            items = [
+                WriteItem(content=chunk, said_at=t.said_at, source_kind=ROLE_TO_SOURCE[t.role], kind="chunk",
+                          confidence=0.6, session_id=session_id, turn_ids=(turn_id,),
+                          metadata={"role": t.role, "part": n} if n else {"role": t.role})
+                for t, turn_id in zip(turns, ids, strict=True)
+                for n, chunk in enumerate(chunk_turn(t.content, self.chunking))
+            ]
+            results = await self.write.apply(conn, vault, await self.write.prepare(vault, items, conn)) if items else []
+            result = TurnsResult(session_id, tuple(ids), tuple(results))
+            if hook is not None:
+                await hook(conn, result)
+        return result
+
+    async def close(self, vault: Vault, session_id: str, *, hook: Hook | None = None) -> CloseResult:
+        db = self.services.db
+        session = await db.fetchone("SELECT * FROM memvault.session WHERE vault_id = %s AND id = %s",
+                                    (vault.id, session_id), vault_id=vault.id)
+        if session is None:
+            raise NotFound(f"unknown session {session_id!r} in vault {vault.name!r}",
+                           hint="append turns first: POST .../sessions/{session}/turns")
+        if session["closed_at"] is not None:
+            raise Conflict(f"session {session_id!r} is already closed", hint="start a new session id")
+        turns = await db.fetchall("SELECT id, role, content, said_at FROM memvault.turn "
+                                  "WHERE vault_id = %s AND session_id = %s ORDER BY seq",
+                                  (vault.id, session_id), vault_id=vault.id)
+        llm = self.services.llm
+        extract = get_task("extract_atomic_units")
+        units = (await llm.run(extract, extract.input_model(
+            turns=[{"role": t["role"], "content": t["content"]} for t in turns]))).units if turns else []
+        summarize = get_task("summarize")
+        summary = (await llm.run(summarize, summarize.input_model(
+            mode="session", texts=[f"{t['role']}: {t['content']}" for t in turns], title=session_id))).summary \
+            if turns else ""
+        closed_at = turns[-1]["said_at"] if turns else session["last_turn_at"]
+        items = [WriteItem(content=u.text, said_at=turns[u.turns[-1]]["said_at"] if u.turns else closed_at,
+                           source_kind=_unit_source(turns, u.turns), kind="unit", category=u.category,
+                           confidence=0.5 if u.category == "Provisional" else 0.7, session_id=session_id,
+                           turn_ids=tuple(turns[i]["id"] for i in u.turns if 0 <= i < len(turns)))
+                 for u in units]
+        if summary:
+            items.append(WriteItem(content=summary, said_at=closed_at, source_kind="assistant", kind="summary",
+                                   category="Topic", confidence=0.6, session_id=session_id,
+                                   metadata={"summary_of": session_id}))
+        topics = sorted({u.text for u in units if u.category == "Topic"})
+        thread_map = await self._thread_map(vault, session_id, topics)
+        prepared = await self.write.prepare(vault, items)
+        async with db.transaction(vault.id) as conn:
+            results = await self.write.apply(conn, vault, prepared)
+            await conn.execute("SELECT memvault.close_session_v1(%s, %s, %s, %s::jsonb)",
+                               (vault.id, session_id, summary, json.dumps(thread_map)))
+            if hook is not None:
+                await hook(conn, results)
+        unit_results = tuple(r for r in results if r.index < len(units))
+        summary_block = next((r.block_id for r in results if r.index == len(units)), None)
+        return CloseResult(session_id, unit_results, summary_block, len(summary.split()), thread_map)
+
+    async def close_idle(self, idle_seconds: int) -> int:
+        """Close every open session whose last turn is older than ``idle_seconds`` (all vaults)."""
+        from app.vaults import get_vault
+
+        rows = await self.services.db.fetchall(
+            "SELECT v.name AS vault, s.id FROM memvault.session s JOIN memvault.vault v ON v.id = s.vault_id "
+            "WHERE s.closed_at IS NULL AND s.last_turn_at < now() - make_interval(secs => %s)", (idle_seconds,))
+        for r in rows:
+            try:
+                await self.close(await get_vault(self.services.db, r["vault"]), r["id"])
+            except Conflict:
+                continue  # closed meanwhile by an API call
+        return len(rows)
+
+    async def _thread_map(self, vault: Vault, session_id: str, topics: list[str]) -> dict:
+        """For each topic of this session, the earlier sessions whose topic units resemble it."""
+        if not topics:
+            return {"session": session_id, "threads": []}
+        import asyncio
+
+        vectors = await asyncio.to_thread(self.services.embedder.embed_documents, topics)
+        threads = []
+        for topic, vec in zip(topics, vectors, strict=True):
+            rows = await self.services.db.fetchall(
+                "SELECT DISTINCT ON (session_id) session_id, content, 1 - (embedding <=> %s) AS cosine "
+                "FROM memvault.block WHERE vault_id = %s AND kind = 'unit' AND category = 'Topic' "
+                "AND session_id IS DISTINCT FROM %s AND retracted_at IS NULL AND 1 - (embedding <=> %s) >= 0.7 "
+                "ORDER BY session_id, cosine DESC", (vec, vault.id, session_id, vec), vault_id=vault.id)
+            threads.append({"topic": topic, "sessions": [{"session_id": r["session_id"], "topic": r["content"],
+                                                          "similarity": round(float(r["cosine"]), 3)} for r in rows]})
+        return {"session": session_id, "threads": threads}
+
+    @staticmethod
+    def _validate(turns: Sequence[TurnIn]) -> None:
+        if not turns:
+            raise InvalidInput("no turns given", hint="send at least one {role, content}")
+        for i, t in enumerate(turns):
+            if t.role not in ROLES:
+                raise InvalidInput(f"turn {i}: unknown role {t.role!r}", hint=f"one of {', '.join(ROLES)}")
+            if not t.content.strip():
+                raise InvalidInput(f"turn {i}: content is empty")
+            if t.said_at.tzinfo is None:
+                raise InvalidInput(f"turn {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
+
+
+def _unit_source(turns: list[dict], indexes: list[int]) -> str:
+    roles = {turns[i]["role"] for i in indexes if 0 <= i < len(turns)}
+    return "user" if "user" in roles else "assistant"

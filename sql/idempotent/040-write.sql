@@ -1,0 +1,263 @@
+-- The write track's mutations. Bodies are strings, not BEGIN ATOMIC: an atomic body would pin the
+-- embedding column's type, which configure_embedder_v1() and reembed must be able to change.
+-- The model decides, these functions apply (STYLE 7): every decision of
+-- Dedup (CREATE / SKIP / MERGE / SUPERSEDE) and every rejection is one call here, audited.
+
+-- Nearest current blocks of each incoming item: dense cosine (HNSW) plus exact normalized-hash hits. Two
+-- layers never dedupe against each other: raw turn chunks (the archive) and curated memories/units.
+CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v1(
+    p_vault      uuid,
+    p_embeddings vector[],
+    p_hashes     bytea[],
+    p_layers     text[],
+    p_k          integer DEFAULT 3,
+    p_min_cosine real DEFAULT 0.75
+)
+    RETURNS TABLE (item integer, block_id bigint, cosine real, kind text, category text, content text,
+                   normalized text, fingerprint bigint, same_hash boolean, valid_at timestamptz)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    SET hnsw.iterative_scan = 'relaxed_order'
+    AS $$
+        SELECT i.ord::integer, c.id, c.cosine, c.kind, c.category, c.content, c.normalized, c.fingerprint,
+               c.content_hash = i.h, c.valid_at
+          FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS i(emb, h, layer, ord)
+          CROSS JOIN LATERAL (
+              SELECT * FROM (
+                  SELECT b.id, (1 - (b.embedding <=> i.emb))::real AS cosine, b.kind, b.category, b.content,
+                         b.normalized, b.fingerprint, b.content_hash, b.valid_at
+                    FROM memvault.block b
+                   WHERE b.vault_id = p_vault AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+                     AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
+                   ORDER BY b.embedding <=> i.emb
+                   LIMIT p_k
+              ) nearest
+              UNION
+              SELECT b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content, b.normalized,
+                     b.fingerprint, b.content_hash, b.valid_at
+                FROM memvault.block b
+               WHERE b.vault_id = p_vault AND b.content_hash = i.h AND b.retracted_at IS NULL
+                 AND b.invalid_at IS NULL
+                 AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
+          ) c
+         WHERE c.cosine >= p_min_cosine OR c.content_hash = i.h
+         ORDER BY 1, 3 DESC;
+$$;
+
+-- CREATE: insert a batch of blocks (one JSON object per block, embeddings aligned by position).
+CREATE OR REPLACE FUNCTION memvault.insert_blocks_v1(p_vault uuid, p_items jsonb, p_embeddings vector[])
+    RETURNS TABLE (item integer, block_id bigint)
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+        WITH src AS (
+            SELECT x.ord::integer AS ord, x.j, p_embeddings[x.ord] AS emb
+              FROM jsonb_array_elements(p_items) WITH ORDINALITY AS x(j, ord)
+        ), ins AS (
+            INSERT INTO memvault.block (vault_id, kind, category, content, normalized, norm_spans, summary,
+                embedding, tsv, fingerprint, content_hash, lang, token_count, session_id, source_kind,
+                trust_score, confidence, source_turn_ids, quarantine_tags, valid_at, metadata)
+            SELECT p_vault, j->>'kind', j->>'category', j->>'content', j->>'normalized',
+                   coalesce(j->'norm_spans', '[]'::jsonb), j->>'summary', emb,
+                   memvault.sparse_document_v1(CASE WHEN j->>'normalized' = j->>'content' THEN j->>'content'
+                                                    ELSE (j->>'content') || ' ' || (j->>'normalized') END),
+                   (j->>'fingerprint')::bigint, decode(j->>'content_hash', 'hex'), j->>'lang',
+                   coalesce((j->>'token_count')::integer, 0), j->>'session_id', j->>'source_kind',
+                   (j->>'trust_score')::real, (j->>'confidence')::real,
+                   coalesce(ARRAY(SELECT jsonb_array_elements_text(j->'source_turn_ids'))::bigint[], '{}'),
+                   coalesce(ARRAY(SELECT jsonb_array_elements_text(j->'quarantine_tags')), '{}'),
+                   (j->>'valid_at')::timestamptz, coalesce(j->'metadata', '{}'::jsonb)
+              FROM src
+             ORDER BY ord
+            RETURNING id, content_hash, session_id, valid_at
+        )
+        SELECT s.ord, i.id
+          FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM ins) i
+          JOIN (SELECT ord, row_number() OVER (ORDER BY ord) AS rn FROM src) s USING (rn);
+$$;
+
+-- Provenance: one more place a memory was said (CREATE, SKIP, MERGE and SUPERSEDE all record theirs).
+CREATE OR REPLACE FUNCTION memvault.record_sources_v1(p_vault uuid, p_sources jsonb)
+    RETURNS integer
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    INSERT INTO memvault.block_source (vault_id, block_id, turn_id, session_id, source_kind, said_at, decision)
+    SELECT p_vault, (s->>'block_id')::bigint, (s->>'turn_id')::bigint, s->>'session_id', s->>'source_kind',
+           (s->>'said_at')::timestamptz, s->>'decision'
+      FROM jsonb_array_elements(p_sources) AS s;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    -- Keep the block's own list of source turns in step (SKIP/MERGE add the repeating turn).
+    UPDATE memvault.block b
+       SET source_turn_ids = (SELECT array_agg(DISTINCT t ORDER BY t)
+                                FROM unnest(b.source_turn_ids || n.turns) AS t WHERE t IS NOT NULL)
+      FROM (SELECT (s->>'block_id')::bigint AS block_id, array_agg((s->>'turn_id')::bigint) AS turns
+              FROM jsonb_array_elements(p_sources) AS s
+             WHERE s->>'turn_id' IS NOT NULL AND s->>'decision' <> 'CREATE'
+             GROUP BY 1) n
+     WHERE b.vault_id = p_vault AND b.id = n.block_id;
+    RETURN v_count;
+END
+$$;
+
+-- MERGE: the existing block takes the merged content; embedding and tsvector are recomputed, the
+-- previous version goes to block_history (trigger), and the confidence is the larger of the two.
+CREATE OR REPLACE FUNCTION memvault.merge_block_v1(
+    p_vault uuid, p_block_id bigint, p_content text, p_normalized text, p_embedding vector,
+    p_fingerprint bigint, p_content_hash bytea, p_confidence real, p_token_count integer
+)
+    RETURNS bigint
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+        UPDATE memvault.block
+           SET content = p_content, normalized = p_normalized, embedding = p_embedding,
+               tsv = memvault.sparse_document_v1(CASE WHEN p_normalized = p_content THEN p_content
+                                                      ELSE p_content || ' ' || p_normalized END),
+               fingerprint = p_fingerprint, content_hash = p_content_hash,
+               confidence = greatest(confidence, p_confidence), token_count = p_token_count
+         WHERE vault_id = p_vault AND id = p_block_id AND retracted_at IS NULL
+        RETURNING id;
+$$;
+
+-- SUPERSEDE: the old block stops being valid when the new one starts; nothing is deleted.
+CREATE OR REPLACE FUNCTION memvault.supersede_block_v1(p_vault uuid, p_old_id bigint, p_new_id bigint)
+    RETURNS bigint
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+        UPDATE memvault.block o
+           SET invalid_at = greatest(n.valid_at, o.valid_at), superseded_by = n.id
+          FROM memvault.block n
+         WHERE o.vault_id = p_vault AND o.id = p_old_id AND n.vault_id = p_vault AND n.id = p_new_id
+           AND o.invalid_at IS NULL
+        RETURNING o.id;
+$$;
+
+-- DELETE: the block is retracted (transaction time ends); its history and sources stay.
+CREATE OR REPLACE FUNCTION memvault.retract_block_v1(p_vault uuid, p_block_id bigint)
+    RETURNS bigint
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+        UPDATE memvault.block SET retracted_at = clock_timestamp()
+         WHERE vault_id = p_vault AND id = p_block_id AND retracted_at IS NULL
+        RETURNING id;
+$$;
+
+-- Audit entries, batched (rejections carry the rule and the ruleset version).
+CREATE OR REPLACE FUNCTION memvault.audit_v1(p_vault uuid, p_entries jsonb)
+    RETURNS integer
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, rule, ruleset_version, detail)
+    SELECT p_vault, coalesce(e->>'actor', 'write-track'), e->>'action', (e->>'block_id')::bigint, e->>'rule',
+           e->>'ruleset_version', coalesce(e->'detail', '{}'::jsonb)
+      FROM jsonb_array_elements(p_entries) AS e;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    RETURN v_count;
+END
+$$;
+
+-- Every version of one block, newest first: the current row, then block_history.
+CREATE OR REPLACE FUNCTION memvault.block_versions_v1(p_vault uuid, p_block_id bigint)
+    RETURNS TABLE (version integer, content text, category text, valid_at timestamptz, invalid_at timestamptz,
+                   superseded_by bigint, recorded_at timestamptz, replaced_at timestamptz,
+                   retracted_at timestamptz)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+        SELECT b.version, b.content, b.category, b.valid_at, b.invalid_at, b.superseded_by, b.recorded_at,
+               NULL::timestamptz, b.retracted_at
+          FROM memvault.block b WHERE b.vault_id = p_vault AND b.id = p_block_id
+        UNION ALL
+        SELECT h.version, h.content, h.category, h.valid_at, h.invalid_at, h.superseded_by, h.recorded_at,
+               h.replaced_at, h.retracted_at
+          FROM memvault.block_history h WHERE h.vault_id = p_vault AND h.id = p_block_id
+        ORDER BY 1 DESC;
+$$;
+
+-- What the vault believed on date p_known_at about what was true at p_valid_at: one query over the
+-- current rows and their earlier versions (bitemporal).
+CREATE OR REPLACE FUNCTION memvault.blocks_believed_v1(p_vault uuid, p_valid_at timestamptz,
+                                                       p_known_at timestamptz)
+    RETURNS TABLE (id bigint, version integer, content text, category text, valid_at timestamptz,
+                   invalid_at timestamptz, recorded_at timestamptz)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+        SELECT v.id, v.version, v.content, v.category, v.valid_at, v.invalid_at, v.recorded_at
+          FROM (
+              SELECT b.id, b.version, b.content, b.category, b.valid_at, b.invalid_at, b.recorded_at,
+                     'infinity'::timestamptz AS replaced_at, b.retracted_at
+                FROM memvault.block b WHERE b.vault_id = p_vault
+              UNION ALL
+              SELECT h.id, h.version, h.content, h.category, h.valid_at, h.invalid_at, h.recorded_at,
+                     h.replaced_at, h.retracted_at
+                FROM memvault.block_history h WHERE h.vault_id = p_vault
+          ) v
+         WHERE v.recorded_at <= p_known_at AND p_known_at < v.replaced_at
+           AND (v.retracted_at IS NULL OR v.retracted_at > p_known_at)
+           AND v.valid_at <= p_valid_at AND (v.invalid_at IS NULL OR v.invalid_at > p_valid_at)
+         ORDER BY v.id;
+$$;
+
+-- Session turns: the raw conversation archive. The session row is created on its first turn.
+CREATE OR REPLACE FUNCTION memvault.append_turns_v1(p_vault uuid, p_session text, p_turns jsonb)
+    RETURNS TABLE (item integer, turn_id bigint, seq integer)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_first timestamptz;
+    v_last  timestamptz;
+    v_base  integer;
+    v_closed timestamptz;
+BEGIN
+    SELECT min((t->>'said_at')::timestamptz), max((t->>'said_at')::timestamptz) INTO v_first, v_last
+      FROM jsonb_array_elements(p_turns) AS t;
+    INSERT INTO memvault.session AS s (vault_id, id, started_at, last_turn_at)
+    VALUES (p_vault, p_session, v_first, v_last)
+    ON CONFLICT (vault_id, id) DO UPDATE
+        SET started_at = least(s.started_at, excluded.started_at),
+            last_turn_at = greatest(s.last_turn_at, excluded.last_turn_at)
+    RETURNING s.turn_count, s.closed_at INTO v_base, v_closed;
+    IF v_closed IS NOT NULL THEN
+        RAISE EXCEPTION 'session % is closed', p_session USING ERRCODE = 'MV409',
+            HINT = 'start a new session id for new turns';
+    END IF;
+    UPDATE memvault.session SET turn_count = turn_count + jsonb_array_length(p_turns)
+     WHERE vault_id = p_vault AND id = p_session;
+    RETURN QUERY
+    WITH src AS (
+        SELECT x.ord::integer AS ord, x.t FROM jsonb_array_elements(p_turns) WITH ORDINALITY AS x(t, ord)
+    ), ins AS (
+        INSERT INTO memvault.turn (vault_id, session_id, seq, role, content, said_at, metadata)
+        SELECT p_vault, p_session, v_base + ord, t->>'role', t->>'content', (t->>'said_at')::timestamptz,
+               coalesce(t->'metadata', '{}'::jsonb)
+          FROM src ORDER BY ord
+        RETURNING id, turn.seq
+    )
+    SELECT (i.seq - v_base)::integer, i.id, i.seq FROM ins i ORDER BY i.seq;
+END
+$$;
+
+-- Closing a session records its summary and thread map; the session then takes no more turns.
+CREATE OR REPLACE FUNCTION memvault.close_session_v1(p_vault uuid, p_session text, p_summary text,
+                                                     p_thread_map jsonb)
+    RETURNS timestamptz
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+        UPDATE memvault.session
+           SET closed_at = clock_timestamp(), summary = p_summary, thread_map = p_thread_map
+         WHERE vault_id = p_vault AND id = p_session AND closed_at IS NULL
+        RETURNING closed_at;
+$$;

@@ -1,0 +1,26 @@
+"""The Procrastinate worker runs the jobs the write track queued in its transaction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from app.write.items import WriteItem
+from app.write.pipeline import WriteTrack
+
+
+async def test_worker_drains_graph_jobs(services, vault, db_url) -> None:
+    from app.worker.app import app as jobs_app
+    from app.worker.app import connector_for
+    from app.worker.context import bind_services
+
+    at = datetime(2026, 3, 9, tzinfo=UTC)
+    await WriteTrack(services).remember(vault, [WriteItem("Alice works at Acme Corporation", at),
+                                                WriteItem("Alice lives in Lisbon", at)])
+    bind_services(services)
+    with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
+        async with worker_app.open_async():
+            await worker_app.run_worker_async(queues=["graph"], wait=False, install_signal_handlers=False)
+    job = await services.db.fetchone("SELECT status FROM public.procrastinate_jobs WHERE task_name = 'build_graph'")
+    assert job["status"] == "succeeded"
+    n = await services.db.fetchone("SELECT count(*) AS n FROM memvault.triple")
+    assert n["n"] >= 2
