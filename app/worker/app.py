@@ -13,7 +13,7 @@ import procrastinate
 import psycopg
 
 # Task modules; imported by the worker so their @app.task decorators run.
-TASK_MODULES = ("app.write.jobs",)
+TASK_MODULES = ("app.write.jobs", "app.read.jobs")
 
 app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=list(TASK_MODULES))
 
@@ -23,11 +23,14 @@ def connector_for(url: str) -> procrastinate.PsycopgConnector:
 
 
 async def defer_in(conn: psycopg.AsyncConnection, task_name: str, args: dict[str, Any], *,
-                   queue: str = "default", queueing_lock: str | None = None) -> int:
-    """Queue a job on ``conn``'s open transaction: it exists only if that transaction commits."""
+                   queue: str = "default", queueing_lock: str | None = None) -> int | None:
+    """Queue a job on ``conn``'s open transaction: it exists only if that transaction commits.
+
+    None: a job with the same ``queueing_lock`` is already waiting, and will do the work."""
     cur = await conn.execute(
         "SELECT memvault.defer_job_v1(%s, %s::jsonb, %s, %s) AS id",
         (task_name, json.dumps(args, default=str), queue, queueing_lock),
     )
     row = await cur.fetchone()
-    return int(row["id"] if isinstance(row, dict) else row[0])
+    value = row["id"] if isinstance(row, dict) else row[0]
+    return None if value is None else int(value)

@@ -91,7 +91,6 @@ class SessionController(Controller):
         turns = [TurnIn(t.role, t.content, t.said_at or now) for t in data.turns]
         hook = idempotency.recorder(v, idempotency_key, digest, lambda r: _turns_out(r).model_dump(mode="json"))
         result = await SessionTrack(services).append_turns(v, session, turns, hook=hook)
-        await _after_turns(services, v, session)
         return _turns_out(result)
 
     @post("/close", summary="Close a session: atomic units, a summary and a thread map", status_code=200)
@@ -107,12 +106,3 @@ class SessionController(Controller):
 def _turns_out(result) -> TurnsOut:
     return TurnsOut(session_id=result.session_id, turn_ids=list(result.turn_ids),
                     chunks=[ItemOut(**r.as_dict()) for r in result.chunks])
-
-
-async def _after_turns(services: Services, vault, session_id: str) -> None:
-    """Queue the Slow Thinker's prefetch for this session, if the read track provides it."""
-    try:
-        from app.read.prefetch import schedule_prefetch
-    except ImportError:
-        return
-    await schedule_prefetch(services, vault, session_id)

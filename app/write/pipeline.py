@@ -54,6 +54,7 @@ class _Prepared:
     verdict: Verdict | None = None
     merged_embedding: np.ndarray | None = None
     tokens: int = 0
+    ruleset_version: str | None = None
 
 
 class WriteTrack:
@@ -103,7 +104,7 @@ class WriteTrack:
         for p in prepared:
             if p.rejected is not None:
                 audits.append({"action": "write.reject", "rule": p.rejected.rule, "ruleset_version":
-                               self.gates.ruleset_version, "detail": {"gate": p.rejected.gate,
+                               p.ruleset_version, "detail": {"gate": p.rejected.gate,
                                "reasons": list(p.rejected.reasons), "source_kind": p.item.source_kind,
                                "session_id": p.item.session_id, "excerpt": p.item.content[:200]}})
                 continue
@@ -169,6 +170,7 @@ class WriteTrack:
         p.normalized = norm.text
         p.spans = [s.as_dict() if hasattr(s, "as_dict") else _span_dict(s) for s in norm.spans]
         gate = self.gates.check(p.normalized)
+        p.ruleset_version = gate.ruleset_version
         if not gate.passed:
             p.rejected = ItemResult(index, "REJECT", None, (gate.reason,), gate=gate.gate, rule=gate.rule)
             return p

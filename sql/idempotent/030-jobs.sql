@@ -1,5 +1,5 @@
 -- Deferring Procrastinate jobs from inside a memvault transaction, so a memory write and its follow-up
--- job commit or roll back together. SECURITY DEFINER: the vault-scoped role may queue jobs, nothing more.
+-- job commit or roll back together. A job whose queueing lock is already queued is not queued twice. SECURITY DEFINER: the vault-scoped role may queue jobs, nothing more.
 
 CREATE OR REPLACE FUNCTION memvault.defer_job_v1(
     p_task_name     text,
@@ -20,6 +20,9 @@ BEGIN
         ROW(p_queue, p_task_name, 0, p_lock, p_queueing_lock, p_args, p_scheduled_at)
     ]::public.procrastinate_job_to_defer_v1[]);
     RETURN v_ids[1];
+EXCEPTION WHEN unique_violation THEN
+    -- The same queueing lock is already waiting: that job will do the work; the caller's write goes on.
+    RETURN NULL;
 END
 $$;
 REVOKE ALL ON FUNCTION memvault.defer_job_v1(text, jsonb, text, text, text, timestamptz) FROM PUBLIC;

@@ -105,3 +105,13 @@ async def test_turns_then_close_session(client, services) -> None:
     assert r.status_code == 404
     r = await client.post("/v1/vaults/alice/sessions/s2/turns", json={"turns": [{"role": "robot", "content": "x"}]})
     assert r.status_code == 422
+
+
+async def test_each_append_queues_the_slow_thinker_once_per_session(client, services) -> None:
+    await make_vault(client)
+    for text in ("I'm planning a trip to Kyoto in April.", "I want to see the cherry blossoms there."):
+        r = await client.post("/v1/vaults/alice/sessions/s9/turns", json={"turns": [{"role": "user", "content": text}]})
+        assert r.status_code == 200
+    jobs = await services.db.fetchall("SELECT queueing_lock FROM public.procrastinate_jobs "
+                                      "WHERE task_name = 'prefetch_for_turn' AND status = 'todo'")
+    assert len(jobs) == 1 and jobs[0]["queueing_lock"].endswith(":s9")
