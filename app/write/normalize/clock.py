@@ -34,7 +34,7 @@ _EARLY = frozenset({"凌晨"})
 _CN_HOUR = rf"(?:\d{{1,2}}|[{CN_DIGITS}十]{{1,3}})"
 
 _EN_CORE = r"""(?:
-    (?<![\d:])(?P<h1>\d{1,2})(?::(?P<m1>[0-5]\d))?\s*(?P<ap>[ap])\.?m\b\.?
+    (?<![\d:])(?P<h1>\d{1,2})(?::(?P<m1>[0-5]\d))?\s*(?P<ap>[ap])(?:m\b|\.m\b\.?)
   | (?<![\d:])(?P<h2>\d{1,2}):(?P<m2>[0-5]\d)(?::[0-5]\d)?(?![\d:])
   | (?P<noon>noon|midday)\b
   | (?<![\d:])(?P<h3>\d{1,2})(?:\s*o'?clock\b)?(?![\d:])
@@ -48,7 +48,7 @@ _EN_AFTER = re.compile(
 )
 _EN_BEFORE = re.compile(
     r"(?:\b(?:at|@|around)\s*)?(?:"
-    r"(?<![\d:])(?P<h1>\d{1,2})(?::(?P<m1>[0-5]\d))?\s*(?P<ap>[ap])\.?m\b\.?"
+    r"(?<![\d:])(?P<h1>\d{1,2})(?::(?P<m1>[0-5]\d))?\s*(?P<ap>[ap])(?:m\b|\.m\b\.?)"
     r"|(?<![\d:])(?P<h2>\d{1,2}):(?P<m2>[0-5]\d)|(?P<noon>noon|midday)\b)\s*,?\s*(?:on\s+)?\Z",
     re.IGNORECASE,
 )

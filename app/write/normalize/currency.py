@@ -21,8 +21,17 @@ from __future__ import annotations
 
 import re
 
-from .numerals import DECIMAL, EN_NUMBER, MIXED_NUMBER, MIXED_NUMBER_BOUNDARY, alternation, parse_number
-from .spans import NormalizedSpan, fold_case, format_number, pick_non_overlapping
+from .numerals import (
+    CN_NUMERAL_CHARS,
+    DECIMAL,
+    EN_NUMBER,
+    MIXED_NUMBER,
+    MIXED_NUMBER_BOUNDARY,
+    alternation,
+    number_start,
+    parse_number,
+)
+from .spans import NormalizedSpan, fold_case, format_number, pick_non_overlapping, scan
 
 _PREFIX = {
     "nt$": "TWD", "ntd": "TWD", "twd": "TWD", "us$": "USD", "usd": "USD", "hk$": "HKD", "hkd": "HKD",
@@ -59,8 +68,11 @@ _SUFFIX_CODE_RE = re.compile(rf"(?<![a-z])(?P<code>{alternation(_SUFFIX)})\b")
 _AMOUNT_BEFORE_RE = re.compile(
     rf"(?<![a-z0-9$])(?<!\d[.,])(?P<amt>{DECIMAL}|{EN_NUMBER})(?![\d]){_EN_MULT}\s?\Z"
 )
-_PREFIX_GATE = re.compile(r"[$€£¥₩₹]|ntd|twd|usd|hkd|sgd|aud|cad|rmb|cny|jpy|eur|gbp|krw|chf|inr")
+_SYMBOL_GATE = re.compile("[$€£¥₩₹]")
+_CODE_GATE = re.compile("ntd|twd|usd|hkd|sgd|aud|cad|rmb|cny|jpy|eur|gbp|krw|chf|inr")
 _CN_GATE = re.compile(r"[元塊块圓圆円幣币金鎊镑]")
+# Where a Chinese amount can begin (see ``scan``): a digit, a numeral, or the first character of a currency name.
+_CN_FIRST = re.compile(rf"[\d{CN_NUMERAL_CHARS}{''.join(sorted({name[0] for name in _CN_NAMED}))}]")
 _CN_RE = re.compile(
     rf"(?:(?P<pre>{alternation(_CN_NAMED)})\s?)?{MIXED_NUMBER_BOUNDARY}(?P<amt>{MIXED_NUMBER})\s?"
     rf"(?:(?P<named>{alternation(_CN_NAMED)})|{_YUAN}{_NOT_YUAN_AFTER}(?P<after>.?))",
@@ -87,7 +99,8 @@ class CurrencyNormalizer:
     def find(self, text: str) -> list[NormalizedSpan]:
         candidates: list[NormalizedSpan] = []
         folded = fold_case(text)
-        prefix_matches = _PREFIX_RE.finditer(folded) if _PREFIX_GATE.search(folded) else ()
+        has_prefix = _SYMBOL_GATE.search(folded) is not None or _CODE_GATE.search(folded) is not None
+        prefix_matches = _PREFIX_RE.finditer(folded) if has_prefix else ()
         has_cn = _CN_GATE.search(text) is not None
         for match in prefix_matches:
             code = _PREFIX[match["sym"].lower()]
@@ -97,11 +110,11 @@ class CurrencyNormalizer:
                 code = "CNY" if match["yuan"] else self.yen_sign_currency
             self._add(candidates, text, match.start(), match.end(), match, code)
         for word in _SUFFIX_CODE_RE.finditer(folded):
-            match = _AMOUNT_BEFORE_RE.search(folded, max(0, word.start() - 40), word.start())
+            match = _AMOUNT_BEFORE_RE.search(folded, number_start(folded, word.start()), word.start())
             if match is not None:
                 code = _SUFFIX[" ".join(word["code"].split())].replace("$", self.dollar_currency)
                 self._add(candidates, text, match.start(), word.end(), match, code)
-        for match in _CN_RE.finditer(text) if has_cn else ():
+        for match in scan(_CN_FIRST, _CN_RE, text) if has_cn else ():
             amount = parse_number(match["amt"])
             if amount is None:
                 continue
@@ -114,7 +127,7 @@ class CurrencyNormalizer:
                 code = _CN_NAMED[match["pre"]] if match["pre"] else self.yuan_currency
             end = match.end("named") if match["named"] else match.end("yuan")
             candidates.append(self._span(text, match.start(), end, amount, code))
-        for match in _CN_PREFIX_ONLY_RE.finditer(text) if has_cn else ():
+        for match in scan(_CN_FIRST, _CN_PREFIX_ONLY_RE, text) if has_cn else ():
             amount = parse_number(match["amt"])
             if amount is not None:
                 candidates.append(

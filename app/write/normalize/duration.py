@@ -22,8 +22,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .numerals import DECIMAL, EN_NUMBER, MIXED_NUMBER, MIXED_NUMBER_BOUNDARY, alternation, parse_number
-from .spans import NormalizedSpan, fold_case, format_number, pick_non_overlapping
+from .numerals import (
+    CN_NUMERAL_CHARS,
+    DECIMAL,
+    EN_NUMBER,
+    MIXED_NUMBER,
+    MIXED_NUMBER_BOUNDARY,
+    alternation,
+    parse_number,
+)
+from .spans import MASK_CHAR, NormalizedSpan, fold_case, format_number, pick_non_overlapping, scan
 
 _EN_UNITS = {
     "second": "s", "seconds": "s", "sec": "s", "secs": "s", "minute": "min", "minutes": "min", "min": "min",
@@ -42,7 +50,12 @@ _MAX_YEARS = 150
 
 _EN_LONG_UNIT = alternation(u for u in _EN_UNITS if u != "h")
 _CN_UNIT_ALL = alternation(_CN_UNITS)
-_CN_UNIT_STRICT = alternation(u for u in _CN_UNITS if u != "分")  # 30分 alone may be a score
+_CN_UNIT_STRICT = (  # 30分 alone may be a score; 三分二十秒 is a length
+    alternation(u for u in _CN_UNITS if u != "分") + rf"|分(?=\s?(?:{MIXED_NUMBER})\s?秒)"
+)
+# Joined without a connector only to a smaller unit that completes it: 一年三個月, 兩小時三十分, 三分二十秒; not
+# 一週五天 or 一天八小時, which are rates ("five days a week").
+_CN_UNIT_FOLLOW = alternation(["分鐘", "分钟", "分", "秒鐘", "秒钟", "秒", "月"])
 _HALF = r"\s+and\s+a\s+half"
 
 
@@ -51,9 +64,14 @@ def _named(pattern: str, named: bool) -> str:
     return pattern if named else re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
-def _en_atom(named: bool) -> str:
+def _en_atom(named: bool, article: bool = True) -> str:
+    """One "<number> <unit>"; ``article`` allows "a"/"an" as the number.
+
+    A joined atom takes no article: "8 hours a day" is a rate, not one day and eight hours.
+    """
+    number = rf"{DECIMAL}|{EN_NUMBER}" + ("|an?" if article else "")
     return _named(
-        rf"(?:(?P<n>{DECIMAL}|{EN_NUMBER}|an?)(?P<h1>{_HALF})?\s*-?\s*"
+        rf"(?:(?P<n>{number})(?P<h1>{_HALF})?\s*-?\s*"
         rf"(?P<u>{_EN_LONG_UNIT})\b(?P<h2>{_HALF})?"
         rf"|(?P<halfa>half)\s+an?\s+(?P<u2>{_EN_LONG_UNIT})\b)",
         named,
@@ -70,7 +88,7 @@ def _cn_atom(named: bool, units: str) -> str:
 
 _EN_ATOM_RE = re.compile(_en_atom(True))
 _EN_RE = re.compile(
-    rf"(?<![a-z0-9])(?<!\d[.,]){_en_atom(False)}(?:\s*,?\s*(?:and\s+)?{_en_atom(False)})*(?!\s+old\b)"
+    rf"(?<![a-z0-9])(?<!\d[.,]){_en_atom(False)}(?:\s*,?\s*(?:and\s+)?{_en_atom(False, False)})*(?!\s+old\b)"
 )
 _COMPACT_RE = re.compile(
     r"(?<![a-z0-9])(?<!\d\.)(?P<h>\d{1,4}(?:\.\d{1,3})?)h"
@@ -79,14 +97,18 @@ _COMPACT_RE = re.compile(
 _CN_ATOM_RE = re.compile(_cn_atom(True, _CN_UNIT_ALL))
 _CN_RE = re.compile(
     rf"(?<!第){MIXED_NUMBER_BOUNDARY}{_cn_atom(False, _CN_UNIT_STRICT)}"
-    rf"(?:\s?(?:又|零)?\s?{_cn_atom(False, _CN_UNIT_ALL)})*"
+    rf"(?:\s?(?:又|零)?\s?{_cn_atom(False, _CN_UNIT_FOLLOW)})*"
 )
 _QUARTER_RE = re.compile(r"(?P<n>[一二兩两三]|[1-3])\s?刻(?:鐘|钟)")
 _RANGE_BEFORE = re.compile(r"\d\s*[-~–]\s*\Z")
-_NOT_BEFORE_ARTICLE = re.compile(r"\b(?:once|twice|thrice|times|per|every|each)\s*\Z")
+# "a day" after these is a rate, not a length: "three times a day", "8 hours a day", "$20 a month".
+_NOT_BEFORE_ARTICLE = re.compile(
+    rf"(?:\b(?:once|twice|thrice|times|per|every|each|{_EN_LONG_UNIT})|[\d%{MASK_CHAR}])\s*\Z"
+)
 _EN_GATE = re.compile(r"sec|min|hour|hr|day|week|wk|month|year|yr")
 _COMPACT_GATE = re.compile(r"\dh")
 _CN_GATE = re.compile(r"[秒分時时頭头天週周期拜月年]")
+_CN_FIRST = re.compile(rf"[\d{CN_NUMERAL_CHARS}半]")  # where a Chinese length can begin (see ``scan``)
 
 
 @dataclass
@@ -131,7 +153,7 @@ class _Total:
 def _amount(atom: re.Match[str]) -> float | None:
     """The number of units in one atom: "two and a half" 2.5, "an" 1, 兩個半 2.5, 半 0.5."""
     if atom["halfa"]:
-        return 0.5
+        return None if atom["u"] == "天" else 0.5  # 等了半天 means "a long while", not 12 hours
     number = (atom["n"] or "").strip()
     value = 1.0 if number in {"a", "an"} else parse_number(number)
     if value is None:
@@ -148,7 +170,7 @@ class DurationNormalizer:
         for m in _EN_RE.finditer(folded) if _EN_GATE.search(folded) else ():
             if _RANGE_BEFORE.search(text, max(0, m.start() - 4), m.start()):
                 continue
-            if m[0].startswith("a") and _NOT_BEFORE_ARTICLE.search(folded, max(0, m.start() - 8), m.start()):
+            if m[0].startswith("a") and _NOT_BEFORE_ARTICLE.search(folded, max(0, m.start() - 12), m.start()):
                 continue  # "three times a day" is a frequency
             total = _Total()
             for atom in _EN_ATOM_RE.finditer(m[0]):
@@ -164,7 +186,7 @@ class DurationNormalizer:
             total.add(float(m["m"] or 0), "min")
             total.add(float(m["s"] or 0), "s")
             self._emit(found, text, m.start(), m.end(), total)
-        for m in _CN_RE.finditer(text) if _CN_GATE.search(text) else ():
+        for m in scan(_CN_FIRST, _CN_RE, text) if _CN_GATE.search(text) else ():
             total = _Total()
             for atom in _CN_ATOM_RE.finditer(m[0]):
                 amount = _amount(atom)

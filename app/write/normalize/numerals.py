@@ -71,6 +71,20 @@ EN_NUMBER = rf"(?:{_HUNDREDS}(?:\s+thousand(?:\s+(?:and\s+)?{_UNDER_100})?)?)"
 _SPLIT_WORDS = re.compile(r"[\s-]+")
 
 
+_NUMBERISH = frozenset("0123456789.,- abcdefghijklmnopqrstuvwxyz" + CN_NUMERAL_CHARS)
+
+
+def number_start(text: str, end: int, limit: int = 40) -> int:
+    """Where a number written just before ``end`` can start at the earliest: the start of the run of digits,
+    letters, numerals, spaces and ".,-" ending at ``end`` (at most ``limit`` characters back). Searching for the
+    number only from there keeps backward searches cheap on hostile input ("%1%1%1...")."""
+    start = end
+    floor = max(0, end - limit)
+    while start > floor and text[start - 1] in _NUMBERISH:
+        start -= 1
+    return start
+
+
 def parse_decimal(text: str) -> float | None:
     """``"3,000.5"`` -> 3000.5; ``None`` when it is not a plain decimal number."""
     try:

@@ -29,6 +29,7 @@ from .numerals import (
     EN_NUMBER,
     MIXED_NUMBER,
     MIXED_NUMBER_BOUNDARY,
+    number_start,
     parse_number,
 )
 from .spans import NormalizedSpan, fold_case, format_number, pick_non_overlapping
@@ -66,7 +67,7 @@ _TENTHS_RE = re.compile(
     r"(?![功為为立長长員员本果績绩交熟年語语份分員天群千萬万是會会就又不在要也都吧忘沒没已還还得可能])"
 )
 _SHARE_DECIMAL_RE = re.compile(
-    rf"(?:{_SHARE_WORDS})(?:\s*(?:{_FILLERS})){{0,3}}\s*(?P<n>[01]?\.\d{{1,6}})(?![\d.%])",
+    rf"(?:{_SHARE_WORDS})(?:\s*(?:{_FILLERS})){{0,3}}\s*(?P<n>[01]?\.\d{{1,6}})(?![\d%]|\.\d)",
 )
 _DECIMAL_OF_RE = re.compile(r"(?<!\d)(?<!\d\.)(?P<n>[01]?\.\d{1,6})(?=\s+of\b)")
 _SLASH_RE = re.compile(r"(?<![A-Za-z0-9/:-])(?<!\d\.)(?P<a>\d{1,4})/(?P<b>\d{1,4})(?![A-Za-z0-9/]|\.\d)")
@@ -101,7 +102,7 @@ class ProportionNormalizer:
         folded = fold_case(text)
         has_decimal = _DECIMAL_GATE.search(folded) is not None
         for sign in _PERCENT_SIGN_RE.finditer(folded):
-            m = _NUMBER_BEFORE_RE.search(folded, max(0, sign.start() - 40), sign.start())
+            m = _NUMBER_BEFORE_RE.search(folded, number_start(folded, sign.start()), sign.start())
             if m is not None:
                 found.append(_span(text, m.start(), sign.end(), _ratio(parse_number(m["n"]), 100.0)))
         for m in _CN_FRACTION_RE.finditer(text) if "分之" in text else ():

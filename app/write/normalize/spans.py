@@ -7,7 +7,8 @@ A pass reports what it recognised as ``NormalizedSpan`` objects; ``ContentNormal
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -122,3 +123,22 @@ def fold_case(text: str) -> str:
     """
     lowered = text.lower()
     return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def scan(first: re.Pattern[str], pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """Like ``pattern.finditer(text)``, for a pattern whose matches can only begin at a character ``first`` (one
+    character class) matches.
+
+    ``re`` finds a character class quickly but tries a pattern that opens with a lookbehind or an alternation
+    of classes at every position; trying ``pattern`` only where ``first`` matches is several times faster on
+    text where such characters are sparse (digits and Chinese numerals in ordinary prose).
+    """
+    pos = 0
+    for candidate in first.finditer(text):
+        start = candidate.start()
+        if start < pos:
+            continue
+        match = pattern.match(text, start)
+        if match is not None and match.end() > start:
+            yield match
+            pos = match.end()

@@ -12,7 +12,7 @@ Everything resolves against ``ref_time`` (the turn's own timestamp, made timezon
   last one strictly before. A bare weekday ("on Friday", 週五) is not resolved: past or future is unknowable.
 - "in N units", "N units ago/from now", N天後, N週前, N個月後 (units minute..year; N in digits, words or Chinese,
   "a"/"an", 半): days and weeks are exact, months and years keep the day of month (clipped to the month's end).
-  Beyond 150 years nothing is resolved.
+  Beyond 150 years nothing is resolved; "in a minute" (an idiom for "soon") is not resolved either.
 - Numeric dates: "YYYY-MM-DD" and "YYYY/MM/DD" (dotted dates are not read: they look like versions);
   "M/D/YYYY" (US order); "M/D" and "M-D" are always month first. A bare "M/D" or "M-D" is a date only if its
   day is written with two digits and is not 10 ("3/12", "3-12", "7/05"); "7/10", "3/4", "3-2" stay as they are
@@ -20,8 +20,9 @@ Everything resolves against ``ref_time`` (the turn's own timestamp, made timezon
   after it (a time, a weekday, 號/日) makes any valid M/D a date; a score or fraction cue ("scored", "rated",
   "page", 比分, "of", "people", 分, 人...) makes it not one.
 - Month names: "March 12", "12 March", "Mar 12th, 2026", "the 12th of March", "March 2026" (-> YYYY-MM); "May"
-  only capitalised (the verb "may" is not a month). Chinese: 3月12日, 三月十二日, 3月12號, 2026年3月12日, 2026年3月; a
-  three-digit year or one after 民國 is a Republic-of-China year (+1911); a two-digit year is not read.
+  only capitalised (the verb "may" is not a month). Chinese: 3月12日, 三月十二日, 3月12號, 2026年3月12日, 2026年3月,
+  下個月15號; a three-digit year or one after 民國 is a Republic-of-China year (+1911); a two-digit year is not
+  read.
 - A year left out resolves to the year (last, this or next) that puts the date nearest to ``ref_time``; on a
   tie the future wins; a day that exists in none of them (29 February) is not resolved.
 """
@@ -35,8 +36,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from .clock import time_after, time_before
-from .numerals import CN_DIGITS, DECIMAL, EN_NUMBER, MIXED_NUMBER, alternation, parse_number
-from .spans import NormalizedSpan, SpanKind, fold_case
+from .numerals import CN_DIGITS, CN_NUMERAL_CHARS, DECIMAL, EN_NUMBER, MIXED_NUMBER, alternation, parse_number
+from .spans import NormalizedSpan, SpanKind, fold_case, scan
 
 _WEEKDAYS = {
     "monday": 0, "mon": 0, "tuesday": 1, "tues": 1, "tue": 1, "wednesday": 2, "wed": 2, "thursday": 3,
@@ -180,15 +181,17 @@ def _cn_year(m: re.Match[str]) -> int | None:
 
 
 def _numeric_md(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
-    before = text[max(0, m.start() - 24) : m.start()]
+    """M/D or M-D: see the module docs for the cue rules."""
+    before = text[max(0, m.start() - 20) : m.start()]
     after_end = min(len(text), m.end() + 16)
     if _NOT_DATE_BEFORE.search(before) or (not m["hao"] and _NOT_DATE_AFTER.match(text, m.end(), after_end)):
         return None
-    day_text = m.group("d")
-    cued = m["hao"] or _DATE_CUE_BEFORE.search(before) or _DATE_CUE_AFTER.match(text, m.end(), after_end)
-    if not cued and (len(day_text) != 2 or day_text == "10"):
+    day_text = m["d"]
+    if (len(day_text) != 2 or day_text == "10") and not (
+        m["hao"] or _DATE_CUE_BEFORE.search(before) or _DATE_CUE_AFTER.match(text, m.end(), after_end)
+    ):
         return None
-    return _day_hit(m, _nearest(ref.date(), int(m.group("m")), int(day_text)))
+    return _day_hit(m, _nearest(ref.date(), int(m["m"]), int(day_text)))
 
 
 def _safe_date(year: int | None, month: float | None, day: float | None) -> date | None:
@@ -280,6 +283,8 @@ def _en_ago(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
 
 
 def _en_in(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
+    if m["n"] in {"a", "an"} and m["u"].startswith("min"):
+        return None  # "back in a minute" means soon, not 60 seconds from now
     return _relative(m, ref, m["n"], m["u"], 1, False)
 
 
@@ -304,7 +309,12 @@ def _cn_week(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
 
 
 def _cn_month(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
-    return _period_hit(m, ref.date(), _REL_WEEK[m["rel"] or m["rel2"]], "month")
+    """下個月 -> YYYY-MM; 下個月15號 -> that day."""
+    offset = _REL_WEEK[m["rel"] or m["rel2"]]
+    if m["d"] is None:
+        return _period_hit(m, ref.date(), offset, "month")
+    first = _add_months(ref.date().replace(day=1), offset)
+    return _day_hit(m, _safe_date(first.year, first.month, parse_number(m["d"])))
 
 
 def _cn_year_word(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
@@ -333,13 +343,13 @@ _YEAR = r"(?:19|20|21)\d\d"
 _CN_REL = r"(?<![晚早一])(?P<rel>下下|上上|下|上|這|这|本)"  # 晚上週會, 看一下周報 are not weeks
 
 _EN_DAY_RE = re.compile(
-    r"\b(?:the\s+day\s+(?P<after>after)\s+tomorrow|the\s+day\s+before\s+yesterday"
+    r"(?:the\s+day\s+(?P<after>after)\s+tomorrow|the\s+day\s+before\s+yesterday"
     r"|(?P<w>today|tonight|tomorrow|tmrw|tmr|yesterday))\b"
 )
-_EN_WEEKDAY_RE = re.compile(rf"\b(?P<rel>next|last|this|coming|past)\s+(?P<wd>{_WEEKDAY_ALT})\b\.?")
-_EN_PERIOD_RE = re.compile(r"\b(?P<rel>next|last|this)\s+(?P<u>week|month|year)\b")
+_EN_WEEKDAY_RE = re.compile(rf"(?P<rel>next|last|this|coming|past)\s+(?P<wd>{_WEEKDAY_ALT})\b\.?")
+_EN_PERIOD_RE = re.compile(r"(?P<rel>next|last|this)\s+(?P<u>week|month|year)\b")
 _EN_AGO_RE = re.compile(rf"\b(?P<n>{_NUM})\s+{_EN_UNIT}\s+(?P<dir>ago|from\s+now|from\s+today)\b")
-_EN_IN_RE = re.compile(rf"\bin\s+(?P<n>{_NUM})\s+{_EN_UNIT}\b")
+_EN_IN_RE = re.compile(rf"in\s+(?P<n>{_NUM})\s+{_EN_UNIT}\b")
 _ISO_RE = re.compile(
     rf"{_NOT_WORD_BEFORE}(?P<y>{_YEAR})(?P<s>[-/])(?P<m>\d{{1,2}})(?P=s)(?P<d>\d{{1,2}})"
     r"(?!(?!t\d)[a-z0-9/%:-]|[.,]\d)"  # "T19:00" may follow
@@ -349,48 +359,66 @@ _MD_RE = re.compile(
     rf"{_NOT_WORD_BEFORE}(?P<m>\d{{1,2}})[/-](?P<d>\d{{1,2}}){_NOT_WORD_AFTER}(?P<hao>\s?[號号])?"
 )
 _MONTH_DAY_RE = re.compile(
-    rf"\b(?P<mon>{_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?!:)(?:,?\s*(?P<y>{_YEAR})\b)?"
+    rf"(?P<mon>{_MONTH_ALT})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?!:)(?:,?\s*(?P<y>{_YEAR})\b)?"
 )
 _DAY_MONTH_RE = re.compile(
-    rf"\b(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_ALT})\b\.?"
+    rf"(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_ALT})\b\.?"
     rf"(?:,?\s*(?P<y>{_YEAR})\b)?"
 )
-_MONTH_YEAR_RE = re.compile(rf"\b(?P<mon>{_MONTH_ALT})\.?,?\s+(?P<y>{_YEAR})\b")
+_MONTH_YEAR_RE = re.compile(rf"(?P<mon>{_MONTH_ALT})\.?,?\s+(?P<y>{_YEAR})\b")
 _CN_YMD_RE = re.compile(rf"{_CN_YEAR}\s*(?P<m>{_CN_SMALL})\s*月\s*(?P<d>{_CN_SMALL})\s*[日號号]?")
 _CN_YM_RE = re.compile(rf"{_CN_YEAR}\s*(?P<m>{_CN_SMALL})\s*月")
 _CN_MD_RE = re.compile(rf"(?<![\d年{CN_DIGITS}十])(?P<m>{_CN_SMALL})\s*月\s*(?P<d>{_CN_SMALL})\s*[日號号]")
 _CN_DAY_RE = re.compile(r"[大後后前今明昨](?:[前後后]天|[天日晚早夜])")
 _CN_WEEKDAY_RE = re.compile(rf"{_CN_REL}\s*{_CN_WEEK}\s*(?P<wd>[一二三四五六日天1-7])")
 _CN_WEEK_RE = re.compile(rf"{_CN_REL}\s*{_CN_WEEK}(?![一二三四五六日天1-7末])")  # not 上週末 (weekend)
-_CN_MONTH_RE = re.compile(rf"(?:{_CN_REL}\s*(?:個|个)\s*月|(?<![晚早一])(?P<rel2>下|上|本)月)")
+_CN_MONTH_RE = re.compile(
+    rf"(?:{_CN_REL}\s*(?:個|个)\s*月|(?<![晚早一])(?P<rel2>下|上|本)月)(?:\s*(?P<d>{_CN_SMALL})\s*[日號号])?"
+)
 _CN_YEAR_WORD_RE = re.compile(r"今年|明年|去年|(?<![之以然])[後后]年|前年")
 _CN_AGO_RE = re.compile(
     rf"(?<![\d第{CN_DIGITS}十百千萬万])(?<!\d[.,])(?P<n>{MIXED_NUMBER}|半)\s*(?P<ge>個|个)?\s*(?P<half>半)?\s*"
     r"(?P<u>分鐘|分钟|小時|小时|鐘頭|钟头|天|日|週|周|星期|禮拜|礼拜|月|年)\s*(?:之|以)?\s*(?P<dir>前|後|后)(?!往|進|进)"
 )
 
-_RULES: list[tuple[_Gate, re.Pattern[str], _Handler]] = [
-    (("today", "tonight", "tomorrow", "tmr", "yesterday", "the day"), _EN_DAY_RE, _en_day),
-    (("next", "last", "this", "coming", "past"), _EN_WEEKDAY_RE, _en_weekday),
-    (("next", "last", "this"), _EN_PERIOD_RE, _en_period),
-    (("ago", "from"), _EN_AGO_RE, _en_ago),
-    (_IN_GATE, _EN_IN_RE, _en_in),
-    (_NUMERIC_GATE, _ISO_RE, _ymd),
-    (_NUMERIC_GATE, _US_RE, _ymd),
-    (_NUMERIC_GATE, _MD_RE, _numeric_md),
-    (_MONTH_DAY_GATE, _MONTH_DAY_RE, _month_hit),
-    (_DAY_MONTH_GATE, _DAY_MONTH_RE, _month_hit),
-    (_MONTH_DAY_GATE, _MONTH_YEAR_RE, _month_hit),
-    (("月",), _CN_YMD_RE, _cn_ymd),
-    (("月",), _CN_YM_RE, lambda m, t, r: _cn_year_month(m)),
-    (("月",), _CN_MD_RE, _cn_md),
-    (None, _CN_DAY_RE, _cn_day),
-    (_CN_WEEK_WORDS, _CN_WEEKDAY_RE, _cn_weekday),
-    (_CN_WEEK_WORDS, _CN_WEEK_RE, _cn_week),
-    (("月",), _CN_MONTH_RE, _cn_month),
-    (("年",), _CN_YEAR_WORD_RE, _cn_year_word),
-    (_CN_AGO_GATE, _CN_AGO_RE, _cn_ago),
+# First characters, for ``scan`` (see there): a rule with one is tried only where its match can begin.
+_DIGIT = re.compile(r"\d")
+_CN_YEAR_FIRST = re.compile(r"[\d〇零一二三四五六七八九民]")
+_CN_NUMBER_FIRST = re.compile(rf"[\d{CN_NUMERAL_CHARS}半]")
+_CN_REL_FIRST = re.compile("[下上這这本]")
+
+_RULES: list[
+    tuple[_Gate, re.Pattern[str] | None, re.Pattern[str], _Handler]
+] = [  # gate, first, pattern, handler
+    (("today", "tonight", "tomorrow", "tmr", "yesterday", "the day"), None, _EN_DAY_RE, _en_day),
+    (("next", "last", "this", "coming", "past"), None, _EN_WEEKDAY_RE, _en_weekday),
+    (("next", "last", "this"), None, _EN_PERIOD_RE, _en_period),
+    (("ago", "from"), None, _EN_AGO_RE, _en_ago),
+    (_IN_GATE, None, _EN_IN_RE, _en_in),
+    (_NUMERIC_GATE, _DIGIT, _ISO_RE, _ymd),
+    (_NUMERIC_GATE, _DIGIT, _US_RE, _ymd),
+    (_NUMERIC_GATE, _DIGIT, _MD_RE, _numeric_md),
+    (_MONTH_DAY_GATE, None, _MONTH_DAY_RE, _month_hit),
+    (_DAY_MONTH_GATE, None, _DAY_MONTH_RE, _month_hit),
+    (_MONTH_DAY_GATE, None, _MONTH_YEAR_RE, _month_hit),
+    (("月",), _CN_YEAR_FIRST, _CN_YMD_RE, _cn_ymd),
+    (("月",), _CN_YEAR_FIRST, _CN_YM_RE, lambda m, t, r: _cn_year_month(m)),
+    (("月",), _CN_NUMBER_FIRST, _CN_MD_RE, _cn_md),
+    (None, None, _CN_DAY_RE, _cn_day),
+    (_CN_WEEK_WORDS, _CN_REL_FIRST, _CN_WEEKDAY_RE, _cn_weekday),
+    (_CN_WEEK_WORDS, _CN_REL_FIRST, _CN_WEEK_RE, _cn_week),
+    (("月",), _CN_REL_FIRST, _CN_MONTH_RE, _cn_month),
+    (("年",), None, _CN_YEAR_WORD_RE, _cn_year_word),
+    (_CN_AGO_GATE, _CN_NUMBER_FIRST, _CN_AGO_RE, _cn_ago),
 ]
+
+
+def _inside_word(text: str, start: int) -> bool:
+    """An ASCII letter or digit at ``start`` continues one right before it ("within" does not hold "in")."""
+    if start == 0:
+        return False
+    before, first = text[start - 1], text[start]
+    return before.isascii() and before.isalnum() and first.isascii() and first.isalnum()
 
 
 def _gate_open(gate: _Gate, folded: str) -> bool:
@@ -415,10 +443,12 @@ class TemporalNormalizer:
         ref = as_aware(ref_time)
         hits: list[_Hit] = []
         folded = fold_case(text)
-        for gate, pattern, handler in _RULES:
+        for gate, first, pattern, handler in _RULES:
             if not _gate_open(gate, folded):
                 continue
-            for match in pattern.finditer(folded):
+            for match in pattern.finditer(folded) if first is None else scan(first, pattern, folded):
+                if _inside_word(folded, match.start()):
+                    continue  # the English patterns carry no leading \b (it would slow ``re`` down)
                 try:
                     hit = handler(match, text, ref)
                 except (ValueError, OverflowError, KeyError):  # out-of-range dates, absurd offsets
