@@ -71,7 +71,7 @@ _AMOUNT_BEFORE_RE = re.compile(
 _SYMBOL_GATE = re.compile("[$€£¥₩₹]")
 _CODE_GATE = re.compile("ntd|twd|usd|hkd|sgd|aud|cad|rmb|cny|jpy|eur|gbp|krw|chf|inr")
 _CN_GATE = re.compile(r"[元塊块圓圆円幣币金鎊镑]")
-# Where a Chinese amount can begin (see ``scan``): a digit, a numeral, or the first character of a currency name.
+# Where a Chinese amount can begin (see ``scan``): a digit, a numeral, or a currency name's first character.
 _CN_FIRST = re.compile(rf"[\d{CN_NUMERAL_CHARS}{''.join(sorted({name[0] for name in _CN_NAMED}))}]")
 _CN_RE = re.compile(
     rf"(?:(?P<pre>{alternation(_CN_NAMED)})\s?)?{MIXED_NUMBER_BOUNDARY}(?P<amt>{MIXED_NUMBER})\s?"

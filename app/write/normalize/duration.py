@@ -8,13 +8,17 @@ rules:
   into seconds and written as ``PTnHnMnS`` with the largest units ("150 min" and "2.5h" are both ``PT2H30M``,
   "90 seconds" is ``PT1M30S``); hours are never folded into days. Weeks become days ("2 weeks" is ``P14D``).
   Fractions move down a unit: half a year is 6 months, half a month 15 days, half a day 12 hours.
-- 分 alone is minutes only after hours ("2小時30分"); "30分" alone may be a score and is left.
+- Atoms join into one length with "and", "," or nothing ("1 hour and 30 minutes", "2h 15m"); in Chinese
+  only a smaller completing unit joins without 又/零 (一年三個月, 兩小時三十分, 三分二十秒), so 一週五天 ("five
+  days a week") stays two lengths. 分 alone is minutes only after hours or before seconds; "30分" alone may be a
+  score and is left.
 - Single-letter units only right after digits and only "h" may stand alone ("2.5h", "1h30m", "2h15m30s");
   "100m" (metres), "90s" (a decade) and "3d" are not durations. "min", "mins", "hr", "hrs", "sec", "secs" are.
-- Not durations: "N years old" (an age), a count after "once/twice/times/per" ("three times a day"), the right
-  end of a range ("2-3 hours": left alone), 第三天 (an ordinal), 三月 (March: 月 needs 個, 三個月), 日 (a day of the
-  month), "2026年" (years above 150 are not read). Temporal phrases ("3 days ago", "in 3 days", 三天後) are taken
-  by the temporal pass, which runs before this one.
+- Not durations: "N years old" (an age); "a day"/"a month" after a count, a number or a unit, which makes it a
+  rate ("three times a day", "8 hours a day", "$20 a month"); the right end of a range ("2-3 hours": left
+  alone); 第三天 (an ordinal); 三月 (March: 月 needs 個, 三個月); 日 (a day of the month); 半天 ("a long while");
+  "2026年" (nothing above 150 years is read). Temporal phrases ("3 days ago", "in 3 days", 三天後) are taken by
+  the temporal pass, which runs before this one.
 """
 
 from __future__ import annotations

@@ -75,9 +75,12 @@ _NUMBERISH = frozenset("0123456789.,- abcdefghijklmnopqrstuvwxyz" + CN_NUMERAL_C
 
 
 def number_start(text: str, end: int, limit: int = 40) -> int:
-    """Where a number written just before ``end`` can start at the earliest: the start of the run of digits,
-    letters, numerals, spaces and ".,-" ending at ``end`` (at most ``limit`` characters back). Searching for the
-    number only from there keeps backward searches cheap on hostile input ("%1%1%1...")."""
+    """The earliest place a number written just before ``end`` can start.
+
+    That is the start of the run of digits, letters, numerals, spaces and ".,-" that ends at ``end``, at most
+    ``limit`` characters back. Searching for the number only from there keeps backward searches cheap on
+    hostile input ("%1%1%1...").
+    """
     start = end
     floor = max(0, end - limit)
     while start > floor and text[start - 1] in _NUMBERISH:

@@ -126,8 +126,8 @@ def fold_case(text: str) -> str:
 
 
 def scan(first: re.Pattern[str], pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
-    """Like ``pattern.finditer(text)``, for a pattern whose matches can only begin at a character ``first`` (one
-    character class) matches.
+    """Like ``pattern.finditer(text)``, for a pattern whose matches can only begin where ``first`` (a
+    one-character class) matches.
 
     ``re`` finds a character class quickly but tries a pattern that opens with a lookbehind or an alternation
     of classes at every position; trying ``pattern`` only where ``first`` matches is several times faster on
