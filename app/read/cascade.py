@@ -96,8 +96,6 @@ class CascadeRecall:
             if e["evidence_block_id"] is not None:
                 mass[e["evidence_block_id"]] += (ppr.get(e["subject_id"], 0) + ppr.get(e["object_id"], 0)) / 2 * \
                     float(e["confidence"] or 1.0)
-        shown = {c.id for c in cards}
-        mass = {b: m for b, m in mass.items() if b not in shown}
         if not mass:
             return []
         top = max(mass.values())

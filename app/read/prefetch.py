@@ -151,14 +151,16 @@ class SlowThinker:
             cands, _, meta = await track.retrieve(vault, q.question, RecallOptions(use_prefetch=False),
                                                   track.config.default_k * 2, StageClock(), [])
             sanitizer = ReadSanitizer()
-            clean = [c.with_score(c.score) for c in cands]
-            clean = [Candidate(**{**asdict(c), "text": sanitizer(c.id, c.text, where="prefetch_store"),
-                                  "summary": sanitizer(c.id, c.summary, where="prefetch_store") if c.summary else None})
-                     for c in clean]
+            clean = []
+            for c in cands:
+                text = sanitizer(c.id, c.text, where="prefetch_store")
+                summary = sanitizer(c.id, c.summary, where="prefetch_store") if c.summary else None
+                # Only sanitized text is cached: the raw content never enters the cache.
+                clean.append(Candidate(**{**asdict(c), "text": text, "content": text, "summary": summary}))
             payload = {"session_id": session_id, "intent": meta["intent"], "mode": meta["mode"],
                        "thinking": meta["thinking"], "candidates": [_to_json(c) for c in clean],
                        "sanitize_hits": sanitizer.hits}
-            await db.fetchone("SELECT memvault.prefetch_put_v1(%s, %s, %s::jsonb, %s, %s) AS expires_at",
+            await db.fetchone("SELECT memvault.prefetch_put_v1(%s, %s, %s::jsonb, %s::real, %s::integer) AS expires_at",
                               (query_hash(q.question), q.question, json.dumps(payload, default=str), q.confidence,
                                adm.ttl_s), vault_id=vault.id)
             if sanitizer.audits:
