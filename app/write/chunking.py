@@ -65,5 +65,6 @@ def chunk_turn(text: str, cfg: ChunkingConfig = ChunkingConfig()) -> list[str]:
     chunks = _pack(pieces, cfg, "\n\n")
     # A tiny tail joins its neighbour rather than standing alone.
     if len(chunks) > 1 and len(chunks[-1]) < cfg.min_chars:
-        chunks[-2] = chunks[-2] + "\n\n" + chunks.pop()
+        tail = chunks.pop()
+        chunks[-1] = chunks[-1] + "\n\n" + tail
     return chunks

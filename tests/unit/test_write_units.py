@@ -95,3 +95,9 @@ def test_resolver_uses_aliases_initials_acronyms_then_embeddings() -> None:
     assert r.resolve("Taipei", e[3]) == (None, "new")
     r.learn(9, "Taipei", e[3])
     assert r.resolve("taipei", None) == (9, "alias")
+
+
+def test_a_small_tail_joins_its_neighbour() -> None:
+    text = ("A sentence about planting tomatoes in the spring. " * 30) + "\n\nShort tail."
+    chunks = chunk_turn(text, ChunkingConfig(max_chars=1600, min_chars=200))
+    assert len(chunks) == 1 and chunks[0].endswith("Short tail.")

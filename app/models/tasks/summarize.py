@@ -94,7 +94,9 @@ def summarize_heuristic(payload: SummarizeInput) -> SummarizeOutput:
         lead = f"{payload.title}: " if payload.title else ""
         theme_line = f" Themes: {', '.join(themes)}." if themes else ""
         summary = lead + " ".join(picked) + theme_line
-    return SummarizeOutput(summary=summary.strip(), key_points=themes)
+    if not summary.strip():  # no sentence survived the ranking (e.g. only symbols): keep the text's start
+        summary = truncate_chars(" ".join(texts), DIGEST_MAX_CHARS)
+    return SummarizeOutput(summary=summary.strip() or "(empty)", key_points=themes)
 
 
 def _postprocess(payload: SummarizeInput, out: SummarizeOutput) -> SummarizeOutput:
