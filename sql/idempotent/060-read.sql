@@ -11,24 +11,27 @@ CREATE OR REPLACE FUNCTION memvault.lexeme_stats_v1(p_lexemes text[])
     LANGUAGE sql STABLE SECURITY DEFINER PARALLEL SAFE
     SET search_path = pg_catalog
     AS $$
-    WITH s AS (
-        SELECT st.most_common_elems::text::text[] AS elems, st.most_common_elem_freqs AS freqs
-        FROM pg_catalog.pg_stats st
-        WHERE st.schemaname = 'memvault' AND st.tablename = 'block' AND st.attname = 'tsv'
-        LIMIT 1
-    ), mce AS (
-        SELECT e.elem, e.freq::double precision AS freq
-        FROM s, unnest(s.elems, s.freqs[1:cardinality(s.elems)]) AS e(elem, freq)
+    WITH s AS (  -- pg_statistic's MCELEM slot (kind 4) of block.tsv: elements, then their frequencies + min/max
+        SELECT (CASE 4 WHEN st.stakind1 THEN st.stavalues1 WHEN st.stakind2 THEN st.stavalues2
+                       WHEN st.stakind3 THEN st.stavalues3 WHEN st.stakind4 THEN st.stavalues4
+                       WHEN st.stakind5 THEN st.stavalues5 END)::text::text[] AS elems,
+               CASE 4 WHEN st.stakind1 THEN st.stanumbers1 WHEN st.stakind2 THEN st.stanumbers2
+                      WHEN st.stakind3 THEN st.stanumbers3 WHEN st.stakind4 THEN st.stanumbers4
+                      WHEN st.stakind5 THEN st.stanumbers5 END AS freqs
+        FROM pg_catalog.pg_statistic st
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = st.starelid AND a.attnum = st.staattnum
+        WHERE st.starelid = 'memvault.block'::regclass AND a.attname = 'tsv' AND NOT st.stainherit
     ), lo AS (
-        SELECT coalesce(min(mce.freq) / 2, 0.0005) AS f FROM mce
+        SELECT coalesce((SELECT s.freqs[cardinality(s.elems) + 1] / 2 FROM s), 0.0005)::double precision AS f,
+               (SELECT s.elems FROM s) AS elems, (SELECT s.freqs FROM s) AS freqs
     ), n AS (
         SELECT greatest(c.reltuples, 0)::double precision AS nrows FROM pg_catalog.pg_class c
         WHERE c.oid = 'memvault.block'::regclass
     )
-    SELECT l.lexeme, coalesce(m.freq, lo.f), coalesce(m.freq, lo.f) * n.nrows
+    SELECT l.lexeme, coalesce(lo.freqs[array_position(lo.elems, l.lexeme)]::double precision, lo.f),
+           coalesce(lo.freqs[array_position(lo.elems, l.lexeme)]::double precision, lo.f) * n.nrows
     FROM unnest(p_lexemes) AS l(lexeme)
     CROSS JOIN lo CROSS JOIN n
-    LEFT JOIN mce m ON m.elem = l.lexeme
 $$;
 REVOKE ALL ON FUNCTION memvault.lexeme_stats_v1(text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memvault.lexeme_stats_v1(text[]) TO memvault_app;

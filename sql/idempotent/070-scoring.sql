@@ -162,14 +162,14 @@ CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
             ORDER BY bh.version DESC LIMIT 1
         ) h ON true
         WHERE p_known_at IS NULL OR b.recorded_at <= p_known_at OR h.id IS NOT NULL
-    ), visible AS (
+    ), visible AS MATERIALIZED (
         SELECT v.*, extract(epoch FROM cfg.as_of - v.valid_at) / 86400.0 AS age_days,
                coalesce(1 - (v.embedding <=> p_qvec), 0) AS cos
         FROM ver v, cfg
         WHERE v.valid_at <= cfg.as_of AND (v.invalid_at IS NULL OR v.invalid_at > cfg.as_of)
           AND (v.retracted_at IS NULL OR (p_known_at IS NOT NULL AND v.retracted_at > p_known_at))
           AND NOT (v.quarantine_tags && cfg.noise)                                   -- 10. NoiseFilter
-    ), staged AS (
+    ), staged AS MATERIALIZED (  -- each row's multipliers computed once
         SELECT v.*, ARRAY[
                    memvault.recency_boost_v1(v.age_days, cfg.recency_w, cfg.recency_tau),          -- 1
                    memvault.importance_weight_v1(v.confidence, cfg.imp_base, cfg.imp_w),          -- 2
@@ -190,16 +190,13 @@ CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
     ), gated AS (                                                                            -- 9. MinScoreGate
         SELECT s.*, row_number() OVER (ORDER BY s.s8 DESC, s.id) AS rn
         FROM scored s, cfg WHERE s.s8 >= cfg.min_score
-    ), nearest AS (                                                                          -- 11. PairwiseDedup
-        SELECT a.id, nb.id AS dup_of, nb.cos AS dup_cos
-        FROM gated a, cfg
-        CROSS JOIN LATERAL (
-            SELECT b.id, 1 - (a.embedding <=> b.embedding) AS cos
-            FROM gated b
-            WHERE b.rn < a.rn AND b.embedding IS NOT NULL
-            ORDER BY a.embedding <=> b.embedding LIMIT 1
-        ) nb
-        WHERE a.rn <= cfg.dedup_window AND a.embedding IS NOT NULL
+    ), win AS MATERIALIZED (  -- the dedup window; l2_normalize (a no-op on unit vectors) detoasts each once
+        SELECT g.id, g.rn, public.l2_normalize(g.embedding) AS embedding FROM gated g, cfg
+        WHERE g.rn <= cfg.dedup_window AND g.embedding IS NOT NULL
+    ), nearest AS MATERIALIZED (                                                             -- 11. PairwiseDedup
+        SELECT DISTINCT ON (a.id) a.id, b.id AS dup_of, 1 - (a.embedding <=> b.embedding) AS dup_cos
+        FROM win a JOIN win b ON b.rn < a.rn
+        ORDER BY a.id, a.embedding <=> b.embedding, b.rn
     ), final AS (
         SELECT g.*, n.dup_of, n.dup_cos,
                g.s8 * CASE WHEN n.dup_cos > cfg.dedup_cos THEN cfg.dedup_factor ELSE 1 END AS s11

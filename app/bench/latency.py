@@ -1,0 +1,224 @@
+"""``memvault bench latency --memories N``: recall latency at scale, through the real write and read tracks.
+
+A vault of N memories is filled with real conversational text (the sentences of the LongMemEval and LoCoMo dev
+files; when N needs more, sentences are paired with their neighbours, which varies them without making up
+words) through the write track, in batches. The HNSW index is then rebuilt and the table analyzed
+(``index_build_s``: what a restore or a re-embed costs). Queries are the files' real questions: ``fast`` forces
+thinking mode fast, ``slow`` the same queries forced slow (multi-query, cascade recall, CRAG) with the offline
+default models. Every recall is the full ``recall`` (classify, search, scoring, rerank gate, sanitize, format,
+write-back and recall_log), query embedding included.
+
+``--vault NAME --keep`` keeps the vault for another run (a vault that already holds N memories is not refilled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+KEYS = ("memories", "fast_p50_ms", "fast_p95_ms", "fast_p99_ms", "slow_p50_ms", "slow_p95_ms", "ingest_per_s",
+        "db_mb", "index_build_s")
+_SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+def add_parser(bench_sub: argparse._SubParsersAction) -> None:
+    p = bench_sub.add_parser("latency", help="fast/slow recall latency in a vault of N memories")
+    p.add_argument("--memories", type=int, required=True, help="memories in the vault (e.g. 10000, 100000)")
+    p.add_argument("--queries", type=int, default=200, help="fast-path queries measured (default 200)")
+    p.add_argument("--slow-queries", type=int, default=60, help="slow-path queries measured (default 60)")
+    p.add_argument("--batch", type=int, default=500, help="write-track batch size (default 500)")
+    p.add_argument("--vault", help="use (or create) this vault instead of a scratch one")
+    p.add_argument("--keep", action="store_true", help="keep the vault afterwards (with --vault)")
+    p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
+    p.set_defaults(func=handler)
+
+
+def corpus() -> tuple[list[str], list[str]]:
+    """(sentences, questions) from the dev files: real conversation, real questions."""
+    from app.bench.data import load_locomo, load_longmemeval
+    from app.bench.runtime import EVAL_DIR
+
+    sentences: dict[str, None] = {}
+    questions: dict[str, None] = {}
+    lme = EVAL_DIR / "longmemeval_s_dev.json.gz"
+    loc = EVAL_DIR / "locomo_dev.json"
+    for q in load_longmemeval(lme) if lme.exists() else []:
+        questions[q.question] = None
+        for s in q.sessions:
+            for t in s.turns:
+                for sent in _SENT.split(t.content):
+                    sent = sent.strip(" *-#\t")
+                    if 25 <= len(sent) <= 600:
+                        sentences[sent] = None
+    for conv in load_locomo(loc) if loc.exists() else []:
+        for qa in conv.qa:
+            questions[qa.question] = None
+        for s in conv.sessions:
+            for t in s.turns:
+                if len(t.content) >= 20:
+                    sentences[t.content] = None
+    return list(sentences), list(questions)
+
+
+def texts(sentences: list[str], n: int) -> Iterator[str]:
+    """n texts: every sentence once, then neighbouring pairs (i, i + k) for growing k."""
+    made = 0
+    for s in sentences:
+        if made >= n:
+            return
+        yield s
+        made += 1
+    k = 1
+    while made < n:
+        for i in range(len(sentences) - k):
+            if made >= n:
+                return
+            yield f"{sentences[i]} {sentences[i + k]}"
+            made += 1
+        k += 1
+
+
+def percentile(xs: list[float], p: float) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    idx = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return round(s[idx], 2)
+
+
+async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, float]:
+    """Write memories until the vault holds n; returns (memories, seconds spent writing)."""
+    from app.bench.runtime import progress
+    from app.write.items import WriteItem
+    from app.write.pipeline import WriteTrack
+
+    async def count() -> int:
+        row = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE retracted_at IS NULL",
+                                         vault_id=vault.id)
+        return int(row["n"])
+
+    have = await count()
+    if have >= n:
+        return have, 0.0
+    sentences, _ = await asyncio.to_thread(corpus)
+    track = WriteTrack(services)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    seconds = 0.0
+    bar = progress(n, "ingest", "mem")
+    bar.update(have)
+    source = texts(sentences, 10 * n)
+    i = 0
+    while have < n:
+        chunk = []
+        for text in source:
+            chunk.append(WriteItem(content=text, said_at=start + timedelta(minutes=7 * i),
+                                   source_kind="user" if i % 2 == 0 else "assistant",
+                                   session_id=f"lat-{i // 40}"))
+            i += 1
+            if len(chunk) >= min(batch, n - have):
+                break
+        if not chunk:
+            break
+        t0 = time.perf_counter()
+        results = await track.remember(vault, chunk)
+        seconds += time.perf_counter() - t0
+        created = sum(1 for r in results if r.decision == "CREATE")
+        have += created
+        bar.update(created)
+    bar.close()
+    return await count(), seconds
+
+
+async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int, batch: int,
+                      vault_name: str | None, keep: bool) -> dict[str, Any]:
+    from contextlib import asynccontextmanager
+
+    from app.bench.runtime import progress, scratch_vault
+    from app.read.config import RecallOptions
+    from app.read.recall import recall
+    from app.vaults import create_vault, drop_vault, get_vault
+
+    @asynccontextmanager
+    async def named():
+        from app.errors import NotFound
+
+        try:
+            v = await get_vault(services.db, vault_name)
+        except NotFound:
+            v = await create_vault(services.db, vault_name)
+        try:
+            yield v
+        finally:
+            if not keep:
+                await drop_vault(services.db, vault_name)
+
+    ctx = named() if vault_name else scratch_vault(services, "latency")
+    async with ctx as vault:
+        t0 = time.perf_counter()
+        memories, ingest_s = await fill(services, vault, n, batch)
+        t_build = time.perf_counter()
+        async with services.db.transaction() as conn:
+            await conn.execute("REINDEX INDEX memvault.block_embedding_hnsw")
+        async with services.db.transaction() as conn:
+            await conn.execute("ANALYZE memvault.block")
+        index_build_s = time.perf_counter() - t_build
+        _, qs = await asyncio.to_thread(corpus)
+        qs = qs or ["What did I say about my trip?"]
+        pick = [qs[i % len(qs)] for i in range(max(queries, slow_queries) + 10)]
+        for q in pick[:10]:  # warm caches and pools
+            await recall(services, vault, q, RecallOptions(thinking="fast", use_prefetch=False))
+        fast: list[float] = []
+        bar = progress(queries, "fast", "q")
+        for q in pick[10:10 + queries]:
+            t = time.perf_counter()
+            await recall(services, vault, q, RecallOptions(thinking="fast", use_prefetch=False))
+            fast.append((time.perf_counter() - t) * 1000)
+            bar.update(1)
+        bar.close()
+        slow: list[float] = []
+        bar = progress(slow_queries, "slow", "q")
+        for q in pick[10:10 + slow_queries]:
+            t = time.perf_counter()
+            await recall(services, vault, q, RecallOptions(thinking="slow", use_prefetch=False))
+            slow.append((time.perf_counter() - t) * 1000)
+            bar.update(1)
+        bar.close()
+        size = await services.db.fetchone("SELECT pg_database_size(current_database()) AS b")
+        return {
+            "memories": memories,
+            "fast_p50_ms": percentile(fast, 50), "fast_p95_ms": percentile(fast, 95),
+            "fast_p99_ms": percentile(fast, 99),
+            "slow_p50_ms": percentile(slow, 50), "slow_p95_ms": percentile(slow, 95),
+            "ingest_per_s": round(memories / ingest_s, 1) if ingest_s > 0 else None,
+            "db_mb": round(int(size["b"]) / 2**20, 1),
+            "index_build_s": round(index_build_s, 2),
+            "wall_s": round(time.perf_counter() - t0, 1),
+        }
+
+
+def format_table(r: dict[str, Any]) -> str:
+    rows = [("memories", r["memories"]), ("fast p50 / p95 / p99 ms", f"{r['fast_p50_ms']} / {r['fast_p95_ms']} / "
+            f"{r['fast_p99_ms']}"), ("slow p50 / p95 ms", f"{r['slow_p50_ms']} / {r['slow_p95_ms']}"),
+            ("ingest memories/s", r["ingest_per_s"]), ("database MB", r["db_mb"]),
+            ("index build s", r["index_build_s"])]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(["Latency (recall, query embedding included)"] + [f"  {k:<{width}}  {v}" for k, v in rows])
+
+
+def handler(args: argparse.Namespace) -> int:
+    from app.bench.runtime import run_bench, write_json
+
+    async def core(services: Any) -> dict[str, Any]:
+        return await run_latency(services, args.memories, queries=args.queries, slow_queries=args.slow_queries,
+                                 batch=args.batch, vault_name=args.vault, keep=args.keep)
+
+    result = run_bench(core)
+    print(format_table(result))
+    write_json(args.json_path, {k: result[k] for k in KEYS})
+    return 0
