@@ -44,7 +44,7 @@ class GraphBuild:
         task = get_task("extract_triples")
         extracted, skipped = [], 0
         for b in blocks:
-            if not self.noise.check(b["content"]).passed:  # the second noise check, before the graph
+            if not self.noise(b["content"]).passed:  # the second noise check, before the graph
                 skipped += 1
                 continue
             speaker = "user" if b["source_kind"] == "user" else "assistant"
