@@ -1,0 +1,87 @@
+"""RerankStage: the attention gate, the circuit breaker (3 failures -> open 600 s) and blending, with fake
+rerankers (only the model is faked)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.errors import ModelError
+from app.models.base import Reranker
+from app.models.breaker import CircuitBreaker
+from app.read.config import GateConfig, RerankBlend
+from app.read.rerank import RerankStage
+from app.read.search import Candidate
+from app.read.stats import COUNTERS
+
+
+class ReverseReranker(Reranker):
+    name = "reverse"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        self.calls += 1
+        return [float(i) for i in range(len(texts))]  # prefers the last
+
+
+class BrokenReranker(Reranker):
+    name = "broken"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        self.calls += 1
+        raise ModelError("reranker server down")
+
+
+def cands(*scores: float) -> list[Candidate]:
+    return [Candidate(id=i, score=s, base=s, cosine=0.5, text=f"t{i}", content=f"t{i}") for i, s in enumerate(scores)]
+
+
+async def test_blend_reorders_by_reranker() -> None:
+    rr = ReverseReranker()
+    stage = RerankStage(rr, gate=GateConfig(), breaker=CircuitBreaker("t-blend", register=False))
+    events: list[dict] = []
+    before = COUNTERS.get("rerank.blend")
+    out = await stage("q", cands(0.9, 0.8, 0.7, 0.6), RerankBlend(0.3, 0.7), events)
+    assert [c.id for c in out] == [3, 2, 1, 0] and rr.calls == 1
+    assert events[-1]["event"] == "blend" and COUNTERS.get("rerank.blend") == before + 1
+    assert all(c.rerank is not None for c in out)
+
+
+async def test_gate_skips_without_calling() -> None:
+    rr = ReverseReranker()
+    stage = RerankStage(rr, breaker=CircuitBreaker("t-gate", register=False))
+    events: list[dict] = []
+    out = await stage("q", cands(0.9, 0.2), RerankBlend(), events)
+    assert [c.id for c in out] == [0, 1] and rr.calls == 0 and events[-1]["reason"] == "too_few"
+    await stage("q", cands(0.9, 0.3, 0.2), RerankBlend(), events)
+    assert events[-1]["reason"] == "dominant" and rr.calls == 0
+
+
+async def test_breaker_opens_after_three_failures_for_600_s() -> None:
+    now = [1000.0]
+    breaker = CircuitBreaker("t-breaker", failures=3, open_s=600, clock=lambda: now[0], register=False)
+    broken = BrokenReranker()
+    stage = RerankStage(broken, breaker=breaker)
+    events: list[dict] = []
+    trips = COUNTERS.get("rerank.trip")
+    for _ in range(3):
+        out = await stage("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+        assert [c.id for c in out] == [0, 1, 2]  # degrades to the scoring order
+    assert breaker.state == "open" and COUNTERS.get("rerank.trip") == trips + 1
+    assert any(e["event"] == "breaker_trip" for e in events)
+    await stage("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+    assert broken.calls == 3 and events[-1]["event"] == "breaker_open"  # skipped without a call
+    now[0] += 601
+    await stage("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+    assert broken.calls == 4  # half-open: one probe
+
+
+async def test_no_reranker_is_a_reported_skip() -> None:
+    events: list[dict] = []
+    out = await RerankStage(None)("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+    assert [c.id for c in out] == [0, 1, 2] and events == [{"stage": "rerank", "event": "skip",
+                                                             "reason": "no_reranker"}]
