@@ -10,7 +10,7 @@ from app.read.config import RecallOptions
 from app.read.prefetch import SlowThinker, prefetch_for_turn, query_hash
 from app.read.recall import recall
 from app.read.stats import COUNTERS
-from tests.integration.read_helpers import put_blocks
+from tests.integration.read_helpers import Mem, put_blocks
 
 
 async def _graph(services, vault, entities: list[str], triples: list[tuple[str, str, str, int]]) -> dict[str, int]:
@@ -147,3 +147,29 @@ async def test_prefetch_admission_rules_skip(services, vault) -> None:
         await conn.execute("INSERT INTO memvault.turn (vault_id, session_id, seq, role, content, said_at) "
                            "VALUES (%s, 'short', 0, 'user', 'hello there', now())", (vault.id,))
     assert (await prefetch_for_turn(services, vault, "short")).reason == "short_conversation"
+
+
+async def test_selection_funnel_recipe(services, vault) -> None:
+    note, chat, _, _ = await put_blocks(services, vault, [
+        Mem("Japanese gardens use raked gravel and empty space to suggest water.", source_kind="note"),
+        Mem("japanese gardens use raked gravel and EMPTY space to suggest water.", source_kind="assistant"),
+        Mem("Karesansui is the dry landscape style of Japanese gardens.", source_kind="web", trust=0.3),
+        Mem("My flight to Osaka departs on Friday morning.", source_kind="user"),
+    ])
+    r = await recall(services, vault, "raked gravel in Japanese gardens", RecallOptions(funnel=True, k=5))
+    ev = [e for e in r.meta["events"] if e["stage"] == "funnel"][-1]
+    assert ev["retrieved"] >= ev["after_floor"] >= ev["after_gate"] >= ev["after_dedup"] >= ev["kept"] >= 1
+    ids = [c.id for c in r.cards]
+    assert note in ids and chat not in ids  # provenance-preserving dedup keeps the note's copy
+    assert r.meta["funnel"] is True
+    slow = await recall(services, vault, "raked gravel in Japanese gardens",
+                        RecallOptions(funnel=True, thinking="slow", k=5))
+    mq = [e for e in slow.meta["events"] if e["stage"] == "multi_query"]
+    assert mq and 2 <= len(mq[0]["variants"]) <= 3  # 3-4 queries with the original
+
+
+def test_prefetch_task_is_registered() -> None:
+    import app.read.jobs  # noqa: F401
+    from app.worker.app import app as procrastinate_app
+
+    assert "prefetch_for_turn" in procrastinate_app.tasks
