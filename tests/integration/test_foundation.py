@@ -115,3 +115,18 @@ async def test_vault_api_errors_are_clear(client) -> None:
     assert resp.status_code == 201
     resp = await client.post("/v1/vaults", json={"name": "alice"})
     assert resp.status_code == 409
+
+
+async def test_pool_parses_agtype_with_the_age_loader(services) -> None:
+    from age.models import Vertex
+
+    v = await create_vault(services.db, "graphy")
+    async with services.db.transaction(v.id) as conn:
+        await conn.execute("SET LOCAL search_path = ag_catalog, memvault, pg_catalog")
+        cur = await conn.execute(
+            f"SELECT * FROM cypher('{v.graph_name}', $$ CREATE (n:Entity {{eid: 7, name: 'Taipei'}}) RETURN n $$) "
+            "AS (n agtype)")
+        row = await cur.fetchone()
+    vertex = row["n"]
+    assert isinstance(vertex, Vertex)
+    assert vertex.label == "Entity" and vertex.properties == {"eid": 7, "name": "Taipei"}
