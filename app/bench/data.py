@@ -136,6 +136,17 @@ def load_longmemeval(path: str | Path, limit: int | None = None) -> list[LmeQues
     return [_lme_question(r) for r in rows]
 
 
+def per_type(questions: list[LmeQuestion], n: int) -> list[LmeQuestion]:
+    """The first ``n`` questions of each type, in file order (a stratified quick run)."""
+    seen: dict[str, int] = {}
+    out = []
+    for q in questions:
+        if seen.get(q.type, 0) < n:
+            seen[q.type] = seen.get(q.type, 0) + 1
+            out.append(q)
+    return out
+
+
 # --- LoCoMo -------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)

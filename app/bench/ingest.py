@@ -148,13 +148,7 @@ class _Timed:
         return getattr(self._target, name)
 
 
-def _gate_stage(name: str) -> str:
-    n = name.lower()
-    if "noise" in n:
-        return "noise"
-    if "inject" in n or "poison" in n or "guard" in n or "detector" in n:
-        return "injection_poisoning"
-    return "gates"
+GATE_STAGES = {"noise": "noise", "injection": "injection_poisoning", "poisoning": "injection_poisoning"}
 
 
 def instrument(track: Any, timer: StageTimer) -> None:
@@ -162,20 +156,15 @@ def instrument(track: Any, timer: StageTimer) -> None:
     write = track.write
     write.normalizer = _Timed(write.normalizer, timer, {"normalize": "normalize"})
     gates = write.gates
-    # Each gate of the chain, when the chain keeps them as attributes with a ``check``; else the chain as one.
-    wrapped = False
-    for attr, value in list(vars(gates).items()) if hasattr(gates, "__dict__") else []:
-        if attr.startswith("__") or not hasattr(value, "check") or not callable(value.check):
-            continue
-        setattr(gates, attr, _Timed(value, timer, {"check": _gate_stage(type(value).__name__ + attr)}))
-        wrapped = True
-    if not wrapped:
-        write.gates = _Timed(gates, timer, {"check": "gates"})
-    else:
-        write.gates = _Timed(gates, timer, {"check": "gates"})  # the chain's own glue
+    # SafetyGates calls each gate object in turn (noise, injection, poisoning): time each; the chain's glue
+    # around them is "gates".
+    for attr, stage in GATE_STAGES.items():
+        gate = getattr(gates, attr, None)
+        if gate is not None and callable(gate):
+            setattr(gates, attr, timer.wrap(stage, gate))
+    gates.check = timer.wrap("gates", gates.check)
     services = write.services
-    embedder = services.embedder
-    services.embedder = _Timed(embedder, timer, {"embed_documents": "embed"})
+    services.embedder = _Timed(services.embedder, timer, {"embed_documents": "embed"})
     write._candidates = timer.wrap("dedup_candidates", write._candidates)
     write._decide = timer.wrap("dedup_decide", write._decide)
     write.apply = timer.wrap("persist", write.apply)

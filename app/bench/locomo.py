@@ -109,6 +109,7 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
                             "evidence": list(qa.evidence), "ms": round(ms, 2),
                             "tokens@10": tokens_at(memories, 10),
                             **{f"recall@{k}": evidence_coverage(memories, evidence, k) for k in KS},
+                            "top": [m.block_id for m in memories[:10]],
                             "curve": [round(evidence_coverage(memories, evidence, k), 4)
                                       for k in range(1, max(KS) + 1)],
                         })

@@ -31,6 +31,7 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p = bench_sub.add_parser("longmemeval", help="LongMemEval session recall (any split of its JSON format)")
     p.add_argument("path", type=Path, help="LongMemEval JSON file, plain or gzip")
     p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--per-type", type=int, help="only the first N questions of each type (stratified quick run)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.add_argument("--details", type=Path, help="write per-question rankings to this JSON file")
     p.add_argument("--pipeline", choices=PIPELINES, default="full",
@@ -41,10 +42,12 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
 
 
 def handler(args: argparse.Namespace) -> int:
-    from app.bench.data import load_longmemeval
+    from app.bench.data import load_longmemeval, per_type
     from app.bench.runtime import run_bench, write_json
 
     questions = load_longmemeval(args.path, args.limit)
+    if args.per_type:
+        questions = per_type(questions, args.per_type)
 
     async def core(services: Services) -> dict:
         return await run_longmemeval(services, questions, pipeline=args.pipeline,
@@ -105,6 +108,7 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
                         "question_id": q.id, "type": q.type, "ms": round(ms, 2),
                         "tokens@10": tokens_at(memories, 10), "memories": len(memories), "gold": sorted(gold),
                         "ranked": ranked[:SESSIONS_K],
+                        "top": [[m.block_id, m.sessions[0] if m.sessions else None] for m in memories[:10]],
                         **session_scores(ranked, gold),
                     })
                 if bar is not None:

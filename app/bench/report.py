@@ -55,9 +55,18 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pipelines", default=",".join(PIPELINES), help="comma-separated (default all)")
     p.add_argument("--latency-memories", default="10000",
                    help="comma-separated vault sizes for the latency benchmark (default 10000)")
-    p.add_argument("--skip", default="", help="comma-separated parts to skip: longmemeval,locomo,ingest,guard,"
-                   "latency,embed")
+    p.add_argument("--skip", default="",
+                   help="comma-separated parts to skip: longmemeval,locomo,ingest,guard,latency,embed")
     p.add_argument("--limit", type=int, help="LongMemEval questions / LoCoMo conversations (a quick run)")
+    p.add_argument("--per-type", type=int,
+                   help="LongMemEval: the first N questions of each type (a quick run)")
+    p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
+                   help="close each session after ingest (atomic units + summary); default on")
+    p.add_argument("--ingest-turns", type=int, default=3000, help="turns for the ingest benchmark")
+    p.add_argument("--guard-limit", type=int, help="at most N texts per guard input (a quick run)")
+    p.add_argument("--lme-results", type=Path, help="render LongMemEval from a saved multi-pipeline result")
+    p.add_argument("--locomo-results", type=Path, help="render LoCoMo from a saved multi-pipeline result")
+    p.add_argument("--note", action="append", default=[], help="a line for the report's conditions")
     p.add_argument("--results", type=Path, help="also write every result as JSON to this file")
     p.set_defaults(func=handler)
 
@@ -90,83 +99,91 @@ def _other_bench(name: str, argv: list[str]) -> tuple[dict | None, str, str | No
 
 
 def handler(args: argparse.Namespace) -> int:
-    from app.bench.data import load_locomo, load_longmemeval
+    pipelines = [p for p in args.pipelines.split(",") if p]
+    skip = {s for s in args.skip.split(",") if s}
+    runs: dict[str, Any] = {"pipelines": pipelines, "timings_s": {}, "notes": {}, "outputs": {},
+                            "conditions": list(args.note)}
+    started = time.perf_counter()
+    if args.lme_results:
+        runs["longmemeval"] = _saved(runs, args.lme_results)
+    if args.locomo_results:
+        runs["locomo"] = _saved(runs, args.locomo_results)
+    if not ({"longmemeval", "locomo"} <= skip) and not (args.lme_results and args.locomo_results):
+        asyncio.run(_retrieval(args, runs, pipelines, skip))
+    for name, argv in _other_benches(args, skip):
+        key = f"{name}_{argv[1]}" if name == "latency" else name
+        t0 = time.perf_counter()
+        data, out, note = _other_bench(name, argv)
+        runs["timings_s"][key] = round(time.perf_counter() - t0, 1)
+        print(f"report: {key} took {runs['timings_s'][key]:.0f} s", file=sys.stderr)
+        runs["outputs"][key] = out
+        if note:
+            runs["notes"][key] = note
+        if name == "latency":
+            runs.setdefault("latency", []).extend([data] if data else [])
+        else:
+            runs[name] = data
+    runs["run_s"] = round(time.perf_counter() - started, 1)
+    runs["total_s"] = round(sum(runs["timings_s"].values()), 1)
+
+    from app.bench.plots import write_plots
+
+    images = write_plots(runs, args.out.parent / "img")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(runs, images, args.out.parent), encoding="utf-8")
+    print(f"wrote {args.out} ({runs['total_s']:.0f} s of benchmarks; budget {BUDGET_S} s)", file=sys.stderr)
+    if args.results:
+        args.results.write_text(json.dumps(runs, indent=1, default=str), encoding="utf-8")
+    return 0
+
+
+def _saved(runs: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A multi-pipeline result saved earlier (``{pipeline: result}``, optional ``_wall_s``)."""
+    data = json.loads(path.read_text())
+    runs["timings_s"][path.stem] = round(float(data.pop("_wall_s", 0.0)), 1)
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+async def _retrieval(args: argparse.Namespace, runs: dict[str, Any], pipelines: list[str],
+                     skip: set[str]) -> None:
+    from app.bench.data import load_locomo, load_longmemeval, per_type
     from app.bench.locomo import run_locomo_pipelines
     from app.bench.longmemeval import run_longmemeval_pipelines
     from app.bench.runtime import bench_services
 
-    pipelines = [p for p in args.pipelines.split(",") if p]
-    skip = {s for s in args.skip.split(",") if s}
     ev = args.eval_dir
-    runs: dict[str, Any] = {"pipelines": pipelines, "timings_s": {}, "notes": {}, "outputs": {}}
-    started = time.perf_counter()
+    async with bench_services() as services:
+        if "longmemeval" not in skip and not args.lme_results:
+            questions = load_longmemeval(ev / "longmemeval_s_dev.json.gz", args.limit)
+            if args.per_type:
+                questions = per_type(questions, args.per_type)
+            t0 = time.perf_counter()
+            runs["longmemeval"] = await run_longmemeval_pipelines(
+                services, questions, pipelines=pipelines, close_sessions=args.close_sessions)
+            runs["timings_s"]["longmemeval"] = round(time.perf_counter() - t0, 1)
+        if "locomo" not in skip and not args.locomo_results:
+            t0 = time.perf_counter()
+            runs["locomo"] = await run_locomo_pipelines(
+                services, load_locomo(ev / "locomo_dev.json", args.limit), pipelines=pipelines,
+                close_sessions=args.close_sessions)
+            runs["timings_s"]["locomo"] = round(time.perf_counter() - t0, 1)
 
-    def timed(name: str, fn):
-        t0 = time.perf_counter()
-        try:
-            return fn()
-        finally:
-            runs["timings_s"][name] = round(time.perf_counter() - t0, 1)
-            print(f"report: {name} took {runs['timings_s'][name]:.0f} s", file=sys.stderr)
 
-    async def retrieval() -> None:
-        async with bench_services() as services:
-            if "longmemeval" not in skip:
-                path = ev / "longmemeval_s_dev.json.gz"
-                t0 = time.perf_counter()
-                runs["longmemeval"] = await run_longmemeval_pipelines(
-                    services, load_longmemeval(path, args.limit), pipelines=pipelines)
-                runs["timings_s"]["longmemeval"] = round(time.perf_counter() - t0, 1)
-                runs["longmemeval_file"] = path.name
-            if "locomo" not in skip:
-                path = ev / "locomo_dev.json"
-                t0 = time.perf_counter()
-                runs["locomo"] = await run_locomo_pipelines(services, load_locomo(path, args.limit),
-                                                            pipelines=pipelines)
-                runs["timings_s"]["locomo"] = round(time.perf_counter() - t0, 1)
-                runs["locomo_file"] = path.name
-
-    asyncio.run(retrieval())
+def _other_benches(args: argparse.Namespace, skip: set[str]) -> list[tuple[str, list[str]]]:
+    ev = args.eval_dir
+    out: list[tuple[str, list[str]]] = []
     if "ingest" not in skip:
-        data, out, note = timed("ingest", lambda: _other_bench("ingest", ["--turns", "3000"]))
-        runs["ingest"], runs["outputs"]["ingest"] = data, out
-        if note:
-            runs["notes"]["ingest"] = note
+        out.append(("ingest", ["--turns", str(args.ingest_turns)]))
     if "guard" not in skip:
         argv = ["--attacks", str(ev / "injection_attacks_dev.jsonl"), "--benign",
                 str(ev / "injection_hard_benign_dev.jsonl"), "--chat", str(ev / "locomo_dev.json"),
                 str(ev / "longmemeval_s_dev.json.gz")]
-        data, out, note = timed("guard", lambda: _other_bench("guard", argv))
-        runs["guard"], runs["outputs"]["guard"] = data, out
-        if note:
-            runs["notes"]["guard"] = note
+        out.append(("guard", argv + (["--limit", str(args.guard_limit)] if args.guard_limit else [])))
     if "latency" not in skip:
-        runs["latency"] = []
-        for n in [int(x) for x in args.latency_memories.split(",") if x]:
-            data, out, note = timed(f"latency_{n}", lambda n=n: _other_bench("latency", ["--memories", str(n)]))
-            if data:
-                runs["latency"].append(data)
-            runs["outputs"][f"latency_{n}"] = out
-            if note:
-                runs["notes"][f"latency_{n}"] = note
+        out += [("latency", ["--memories", n]) for n in args.latency_memories.split(",") if n]
     if "embed" not in skip:
-        data, out, note = timed("embed", lambda: _other_bench("embed", []))
-        runs["embed"], runs["outputs"]["embed"] = data, out
-        if note:
-            runs["notes"]["embed"] = note
-    runs["total_s"] = round(time.perf_counter() - started, 1)
-
-    from app.bench.plots import write_plots
-
-    img_dir = args.out.parent / "img"
-    images = write_plots(runs, img_dir)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(runs, images, args.out.parent), encoding="utf-8")
-    print(f"wrote {args.out} ({runs['total_s']:.0f} s in all; budget {BUDGET_S} s)", file=sys.stderr)
-    if args.results:
-        slim = {k: v for k, v in runs.items()}
-        args.results.write_text(json.dumps(slim, indent=1, default=str), encoding="utf-8")
-    return 0
+        out.append(("embed", []))
+    return out
 
 
 # --- markdown -----------------------------------------------------------------------------------------------
@@ -183,104 +200,130 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return out
 
 
-def render(runs: dict[str, Any], images: dict[str, Path], base: Path) -> str:
-    from app.bench.locomo import METRICS as LOCOMO_METRICS
-    from app.bench.longmemeval import METRICS as LME_METRICS
+def _published(rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    return _table(["system", "conditions", "numbers"],
+                  [[s, c, ", ".join(f"{k} {v}" for k, v in nums.items())] for s, c, nums in rows])
 
-    t = runs["timings_s"]
+
+def _img(images: dict[str, Path], key: str, base: Path, alt: str) -> list[str]:
+    return [f"![{alt}]({images[key].relative_to(base)})", ""] if key in images else []
+
+
+def render(runs: dict[str, Any], images: dict[str, Path], base: Path) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    t = runs["timings_s"]
     lines = [
         "# Benchmarks",
         "",
-        f"Generated by `memvault bench report` on {now} ({platform.machine()}, {_cpus()} cores, "
-        f"Python {platform.python_version()}). Data: the dev splits in `../shared/eval` (see its README for the "
-        "scoring conventions). Every number below comes from the real write track, read track and database "
-        "(a dedicated `memvault_bench` database); regenerate with `memvault bench report`.",
+        f"Generated by `memvault bench report` on {now} ({platform.machine()}, {_cpus()} cores, Python "
+        f"{platform.python_version()}). Data: the dev splits in `../shared/eval` (its README gives the "
+        "scoring "
+        "conventions). Every number comes from the real write track, read track and database (a dedicated "
+        "`memvault_bench` database), offline default models (USE embedder, heuristic LLM, no reranker).",
         "",
-        f"Wall time of the whole run: **{runs['total_s'] / 60:.1f} min** (budget 20 min): "
+        f"Benchmark wall time: **{runs['total_s'] / 60:.1f} min** (budget 20 min for all dev-split "
+        "commands): "
         + ", ".join(f"{k} {v:.0f} s" for k, v in t.items()) + ".",
         "",
-        "Pipelines: `dense` (cosine over the block embeddings), `sparse` (Postgres full text, OR of the query's "
-        "lexemes ranked by ts_rank_cd), `rrf` (both fused with 1/(60+rank)), all three plain SQL without scoring "
-        "or graph (`app/bench/baselines.py`); `full` is the read track's `recall` (intent, fast search, 11 "
-        "scoring stages, rerank gate, formatter; cascade and CRAG for slow intents).",
+    ]
+    if runs.get("conditions"):
+        lines += ["Conditions of this run:", "", *[f"- {c}" for c in runs["conditions"]], ""]
+    lines += [
+        "Pipelines: `dense` (exact cosine over the block embeddings), `sparse` (Postgres full text: OR of "
+        "the "
+        "query's lexemes ranked by ts_rank_cd), `rrf` (top 100 of both fused with 1/(60+rank)); these three "
+        "are "
+        "plain SQL without scoring or graph (`app/bench/baselines.py`). `full` is the read track's `recall` "
+        "(intent, fast search, 11 scoring stages, rerank gate, formatter; cascade and CRAG for slow "
+        "intents).",
         "",
     ]
-    if "longmemeval" in runs:
-        res = runs["longmemeval"]
-        any_p = next(iter(res.values()))
-        lines += ["## LongMemEval (session recall)", "",
-                  f"`{runs.get('longmemeval_file')}`: {any_p['questions']} questions scored (abstention questions "
-                  f"excluded: {any_p.get('skipped_abstention', 0)}); each question's ~48-session haystack ingested "
-                  "into a fresh vault (user and assistant turns, sessions closed: atomic units and a summary), "
-                  "recalled as of the question date. @k = top k distinct sessions.", ""]
-        lines += _table(["pipeline", *LME_METRICS, "tokens@10", "p50 ms", "p95 ms"],
-                        [[p, *[r[m] for m in LME_METRICS], r["tokens@10"], r["recall_p50_ms"], r["recall_p95_ms"]]
-                         for p, r in res.items()])
-        lines += ["", f"Ingest: {any_p['ingest_turns_per_s']:.1f} turns/s through the write track.", ""]
-        full = res.get("full") or any_p
-        lines += [f"By question type ({'full' if 'full' in res else next(iter(res))}):", ""]
-        lines += _table(["type", "n", *LME_METRICS],
-                        [[ty, row["questions"], *[row[m] for m in LME_METRICS]] for ty, row in full["by_type"].items()])
-        lines += ["", "Published, with their conditions:", ""]
-        lines += _table(["system", "conditions", "numbers"],
-                        [[s, c, ", ".join(f"{k} {v}" for k, v in nums.items())] for s, c, nums in PUBLISHED_LME])
-        lines.append("")
-        if "lme" in images:
-            lines += [f"![LongMemEval recall@k]({images['lme'].relative_to(base)})", ""]
-    if "locomo" in runs:
-        res = runs["locomo"]
-        any_p = next(iter(res.values()))
-        lines += ["## LoCoMo (evidence-turn coverage)", "",
-                  f"`{runs.get('locomo_file')}`: one vault per conversation, sessions at their dates; "
-                  f"{any_p['questions']} questions with evidence outside category 5. recall@k = fraction of a "
-                  "question's evidence turns covered by the top-k memories (provenance or contained text).", ""]
-        lines += _table(["pipeline", *LOCOMO_METRICS, "tokens@10", "p50 ms", "p95 ms"],
-                        [[p, *[r[m] for m in LOCOMO_METRICS], r["tokens@10"], r["recall_p50_ms"],
-                          r["recall_p95_ms"]] for p, r in res.items()])
-        full = res.get("full") or any_p
-        lines += ["", f"By category ({'full' if 'full' in res else next(iter(res))}):", ""]
-        lines += _table(["category", "n", *LOCOMO_METRICS],
-                        [[f"{c} {row['name']}", row["questions"], *[row[m] for m in LOCOMO_METRICS]]
-                         for c, row in full["by_category"].items()])
-        lines += ["", "Published, with their conditions:", ""]
-        lines += _table(["system", "conditions", "numbers"],
-                        [[s, c, ", ".join(f"{k} {v}" for k, v in nums.items())] for s, c, nums in PUBLISHED_LOCOMO])
-        lines.append("")
-        if "locomo" in images:
-            lines += [f"![LoCoMo coverage@k]({images['locomo'].relative_to(base)})", ""]
-    lines += ["## Latency", ""]
-    rows = []
-    if "longmemeval" in runs:
-        rows += [[f"LongMemEval recall, {p}", "~500-1000 blocks per vault", r["recall_p50_ms"], r["recall_p95_ms"]]
-                 for p, r in runs["longmemeval"].items()]
-    if "locomo" in runs:
-        rows += [[f"LoCoMo recall, {p}", "~600-800 blocks per vault", r["recall_p50_ms"], r["recall_p95_ms"]]
-                 for p, r in runs["locomo"].items()]
-    for lat in runs.get("latency") or []:
-        n = lat.get("memories")
-        rows.append([f"latency bench, fast", f"{n} memories", lat.get("fast_p50_ms"), lat.get("fast_p95_ms")])
-        rows.append([f"latency bench, slow", f"{n} memories", lat.get("slow_p50_ms"), lat.get("slow_p95_ms")])
-    lines += _table(["what", "size", "p50 ms", "p95 ms"], rows)
-    lines += ["", "Published, with their conditions:", ""]
-    lines += _table(["system", "conditions", "p50 / p95"], [list(r) for r in PUBLISHED_LATENCY])
-    lines.append("")
-    if "latency" in images:
-        lines += [f"![latency against N]({images['latency'].relative_to(base)})", ""]
+    lines += _lme_section(runs, images, base) + _locomo_section(runs, images, base)
+    lines += _latency_section(runs, images, base)
     for name, title in (("ingest", "Ingest"), ("guard", "Injection guard"), ("embed", "Embedders")):
-        if name not in runs and name not in runs["notes"]:
+        if not runs.get(name) and name not in runs["notes"] and not runs["outputs"].get(name):
             continue
         lines += [f"## {title}", ""]
         if runs["notes"].get(name):
             lines += [f"Note: {runs['notes'][name]}.", ""]
-        if runs.get(name):
-            lines += ["```json", json.dumps(runs[name], indent=1, default=str)[:6000], "```", ""]
         if runs["outputs"].get(name):
             lines += ["```", runs["outputs"][name].strip()[:6000], "```", ""]
+        elif runs.get(name):
+            lines += ["```json", json.dumps(runs[name], indent=1, default=str)[:6000], "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _lme_section(runs: dict[str, Any], images: dict[str, Path], base: Path) -> list[str]:
+    from app.bench.longmemeval import METRICS
+
+    res = runs.get("longmemeval")
+    if not res:
+        return []
+    first = next(iter(res.values()))
+    lines = ["## LongMemEval (session recall)", "",
+             f"{first['questions']} questions scored (abstention questions are not); each question's "
+             "haystack "
+             "(~48 sessions, user and assistant turns) is ingested into a fresh vault and the question "
+             "recalled "
+             "as of its date. @k = the top k distinct sessions, ranked by first appearance.", ""]
+    lines += _table(["pipeline", *METRICS, "tokens@10", "p50 ms", "p95 ms"],
+                    [[p, *[r[m] for m in METRICS], r["tokens@10"], r["recall_p50_ms"], r["recall_p95_ms"]]
+                     for p, r in res.items()])
+    lines += ["", f"Ingest: {first['ingest_turns_per_s']:.1f} turns/s through the write track.", ""]
+    name = "full" if "full" in res else next(iter(res))
+    lines += [f"By question type ({name}):", ""]
+    lines += _table(["type", "n", *METRICS],
+                    [[ty, row["questions"], *[row[m] for m in METRICS]]
+                     for ty, row in res[name]["by_type"].items()])
+    lines += ["", "Published, with their conditions:", "", *_published(PUBLISHED_LME), ""]
+    return lines + _img(images, "lme", base, "LongMemEval recall@k")
+
+
+def _locomo_section(runs: dict[str, Any], images: dict[str, Path], base: Path) -> list[str]:
+    from app.bench.locomo import METRICS
+
+    res = runs.get("locomo")
+    if not res:
+        return []
+    first = next(iter(res.values()))
+    lines = ["## LoCoMo (evidence-turn coverage)", "",
+             f"One vault per conversation, sessions at their dates; {first['questions']} questions with "
+             "evidence "
+             "outside category 5. recall@k = the fraction of a question's evidence turns covered by the "
+             "top-k "
+             "memories (provenance points at the turn, or the memory contains its text).", ""]
+    lines += _table(["pipeline", *METRICS, "tokens@10", "p50 ms", "p95 ms"],
+                    [[p, *[r[m] for m in METRICS], r["tokens@10"], r["recall_p50_ms"], r["recall_p95_ms"]]
+                     for p, r in res.items()])
+    name = "full" if "full" in res else next(iter(res))
+    lines += ["", f"Ingest: {first['ingest_turns_per_s']:.1f} turns/s. By category ({name}):", ""]
+    lines += _table(["category", "n", *METRICS],
+                    [[f"{c} {row['name']}", row["questions"], *[row[m] for m in METRICS]]
+                     for c, row in res[name]["by_category"].items()])
+    lines += ["", "Published, with their conditions:", "", *_published(PUBLISHED_LOCOMO), ""]
+    return lines + _img(images, "locomo", base, "LoCoMo coverage@k")
+
+
+def _latency_section(runs: dict[str, Any], images: dict[str, Path], base: Path) -> list[str]:
+    rows = []
+    for name, size in (("longmemeval", "one question's haystack"), ("locomo", "one conversation")):
+        rows += [[f"{name} recall, {p}", size, r["recall_p50_ms"], r["recall_p95_ms"]]
+                 for p, r in (runs.get(name) or {}).items()]
+    for lat in runs.get("latency") or []:
+        n = lat.get("memories")
+        rows.append(["latency bench, fast", f"{n} memories", lat.get("fast_p50_ms"), lat.get("fast_p95_ms")])
+        rows.append(["latency bench, slow", f"{n} memories", lat.get("slow_p50_ms"), lat.get("slow_p95_ms")])
+    lines = ["## Latency", "", *_table(["what", "vault", "p50 ms", "p95 ms"], rows), ""]
+    lines += ["Published, with their conditions:", ""]
+    lines += _table(["system", "conditions", "p50 / p95"], [list(r) for r in PUBLISHED_LATENCY])
+    lines.append("")
     for key, note in runs["notes"].items():
         if key.startswith("latency"):
             lines += [f"Note ({key}): {note}.", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    for key, out in runs["outputs"].items():
+        if key.startswith("latency") and out:
+            lines += ["```", out.strip()[:3000], "```", ""]
+    return lines + _img(images, "latency", base, "latency against N")
 
 
 def _cpus() -> int:

@@ -18,6 +18,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import app
+from app.db.connector import Database
 from app.services import Services
 from app.settings import Settings, get_settings
 from app.vaults import Vault, create_vault, drop_vault
@@ -38,7 +39,7 @@ def ensure_bench_database(settings: Settings, dbname: str = BENCH_DB) -> str:
     import psycopg
     from psycopg import sql
 
-    from app.db.migrate import upgrade
+    from app.db.migrate import idempotent_paths, upgrade
     from app.services import database_url
 
     base = database_url(settings)
@@ -54,6 +55,11 @@ def ensure_bench_database(settings: Settings, dbname: str = BENCH_DB) -> str:
             except psycopg.errors.DuplicateDatabase:
                 pass  # created meanwhile by another benchmark
     upgrade(url)
+    # At head already, upgrade() is a no-op; re-apply the idempotent function files so the benchmark database
+    # runs this checkout's SQL functions (they are CREATE OR REPLACE, made to be re-applied).
+    with psycopg.connect(url) as conn, conn.transaction():
+        for path in idempotent_paths():
+            conn.execute(path.read_text(encoding="utf-8"))
     return url
 
 
@@ -69,13 +75,31 @@ async def bench_services(settings: Settings | None = None) -> AsyncIterator[Serv
 
 
 @asynccontextmanager
+async def _admin(services: Services) -> AsyncIterator[Database]:
+    """A short-lived connection of its own for creating and dropping a vault's AGE graph.
+
+    AGE 1.5 corrupts a backend's label cache once it holds a few dozen labels and a graph is dropped
+    ("label (relation) cache corrupted", apache/age#2245, fixed after 1.5.0); a benchmark creates and drops
+    a graph per question, so it does that on a fresh backend each time instead of on the pool's.
+    """
+    admin = Database(services.db.url, min_size=1, max_size=1)
+    await admin.open()
+    try:
+        yield admin
+    finally:
+        await admin.close()
+
+
+@asynccontextmanager
 async def scratch_vault(services: Services, prefix: str) -> AsyncIterator[Vault]:
     """A fresh vault for one benchmark unit (a question, a conversation), dropped afterwards."""
-    vault = await create_vault(services.db, f"{prefix}-{uuid.uuid4().hex[:12]}")
+    async with _admin(services) as admin:
+        vault = await create_vault(admin, f"{prefix}-{uuid.uuid4().hex[:12]}")
     try:
         yield vault
     finally:
-        await drop_vault(services.db, vault.name)
+        async with _admin(services) as admin:
+            await drop_vault(admin, vault.name)
 
 
 def run_bench(core: Callable[[Services], Awaitable[T]], settings: Settings | None = None) -> T:
