@@ -2,8 +2,8 @@
 
 Real conversational text: the turns of the LoCoMo and LongMemEval files in ``../shared/eval`` (paths can
 be given), replayed as sessions at their own dates into a fresh vault, with the default embedder and the
-heuristic LLM. Each session is appended (archive, chunking, normalize, NoiseFilter, InjectionGuard + PoisoningDetector,
-embed, Dedup, persist) and then closed (atomic units + summary through the same gates).
+heuristic LLM. Each session is appended (archive, chunking, normalize, NoiseFilter, InjectionGuard +
+PoisoningDetector, embed, Dedup, persist) and then closed (atomic units + summary through the same gates).
 
 The stages are timed from outside, by wrapping the write track's own objects on this instance only:
 ``normalizer.normalize``, the gates (each gate of the chain when the chain exposes them), the embedder,

@@ -31,7 +31,8 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p = bench_sub.add_parser("longmemeval", help="LongMemEval session recall (any split of its JSON format)")
     p.add_argument("path", type=Path, help="LongMemEval JSON file, plain or gzip")
     p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument("--per-type", type=int, help="only the first N questions of each type (stratified quick run)")
+    p.add_argument("--per-type", type=int,
+                   help="only the first N questions of each type (stratified quick run)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.add_argument("--details", type=Path, help="write per-question rankings to this JSON file")
     p.add_argument("--pipeline", choices=PIPELINES, default="full",

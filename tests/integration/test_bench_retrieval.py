@@ -1,5 +1,5 @@
-"""The LongMemEval and LoCoMo benchmarks end to end on tiny synthetic files in the same formats, through the real
-write track, read track and database (the test clone of the migrated template)."""
+"""The LongMemEval and LoCoMo benchmarks end to end on tiny synthetic files in the same formats, through the
+real write track, read track and database (the test clone of the migrated template)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ from app.bench.longmemeval import run_longmemeval
 SESSIONS = {
     "s-dog": [("user", "I adopted a golden retriever puppy last week and named him Biscuit."),
               ("assistant", "Congratulations on adopting Biscuit! Golden retrievers are friendly dogs.")],
-    "s-kyoto": [("user", "My trip to Kyoto in April was wonderful, the cherry blossoms at the temples were amazing."),
+    "s-kyoto": [("user", "My trip to Kyoto in April was wonderful, the cherry blossoms at the temples "
+                          "were amazing."),
                 ("assistant", "Kyoto in spring is beautiful. Did you visit the Fushimi Inari shrine?")],
-    "s-guitar": [("user", "I started taking classical guitar lessons on Tuesdays with a teacher named Marta."),
+    "s-guitar": [("user", "I started taking classical guitar lessons on Tuesdays with a teacher "
+                           "named Marta."),
                  ("assistant", "Classical guitar is rewarding; practice scales every day.")],
 }
 DATES = ["2023/03/01 (Wed) 10:00", "2023/04/20 (Thu) 18:30", "2023/05/02 (Tue) 09:15"]
@@ -47,9 +49,10 @@ def _locomo_file(tmp_path):
         conv[f"session_{n}_date_time"] = dates[n - 1]
         conv[f"session_{n}"] = [{"speaker": speakers[i % 2], "dia_id": f"D{n}:{i + 1}", "text": text}
                                 for i, (_, text) in enumerate(turns)]
-    qa = [{"question": "What is the name of Ann's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
-          {"question": "Who teaches Ann classical guitar, and which city had cherry blossoms?", "answer": "Marta, Kyoto",
-           "evidence": ["D3:1", "D2:1"], "category": 1}]
+    qa = [{"question": "What is the name of Ann's puppy?", "answer": "Biscuit", "evidence": ["D1:1"],
+           "category": 4},
+          {"question": "Who teaches Ann classical guitar, and which city had cherry blossoms?",
+           "answer": "Marta, Kyoto", "evidence": ["D3:1", "D2:1"], "category": 1}]
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps([{"sample_id": "syn-1", "conversation": conv, "qa": qa}]))
     return path

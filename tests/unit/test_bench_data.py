@@ -61,7 +61,8 @@ def test_load_locomo(tmp_path):
     rows = [{"sample_id": "c1", "conversation": {
         "speaker_a": "Ann", "speaker_b": "Bo",
         "session_2_date_time": "2:00 pm on 9 May, 2023",
-        "session_2": [{"speaker": "Bo", "dia_id": "D2:1", "text": "Look", "blip_caption": "a photo of a cat"}],
+        "session_2": [{"speaker": "Bo", "dia_id": "D2:1", "text": "Look",
+                       "blip_caption": "a photo of a cat"}],
         "session_1_date_time": "1:56 pm on 8 May, 2023",
         "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "Hello Bo"}]},
         "qa": [{"question": "What?", "answer": "cat", "evidence": ["D2:1"], "category": 4},

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from app.bench.metrics import (EvidenceTurn, Memory, count_tokens, covers, evidence_coverage, mean, ndcg, percentile,
-                               rank_sessions, recall_all, recall_any, tokens_at)
+from app.bench.metrics import (EvidenceTurn, Memory, count_tokens, covers, evidence_coverage, mean, ndcg,
+                               percentile, rank_sessions, recall_all, recall_any, tokens_at)
 
 
 def test_rank_sessions_first_appearance_skips_none_and_repeats():
