@@ -8,8 +8,11 @@ A prefetched result (Slow Thinker) short-cuts everything but the sanitizer and t
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     from app.vaults import Vault
 
 MAX_QUERY_CHARS = 4000
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,28 @@ class ReadTrack:
                                   open_s=settings.breaker_open_s)
         self.formatter = OutputFormatter(cards_share=cfg.cards_share, long_tokens=cfg.long_tokens,
                                          near_dup_cos=cfg.near_dup_cos)
+        self._pending: set[asyncio.Task] = set()
+
+    def _touch(self, vault: Vault, ids: list[int]) -> None:
+        """Write-back after answering: returned blocks' access_count + 1 (their HNSW entries make the update
+        cost milliseconds, which the caller need not wait for). ``drain()`` waits for pending write-backs."""
+        at = datetime.now(UTC)
+
+        async def touch() -> None:
+            try:
+                await self.services.db.fetchone("SELECT memvault.touch_blocks_v1(%s, %s) AS n", (ids, at),
+                                                vault_id=vault.id)
+            except Exception:  # a lost access count must not fail anything; it is logged
+                log.exception("recall write-back failed for vault %s", vault.id)
+            finally:
+                self._pending.discard(task)
+
+        task = asyncio.get_running_loop().create_task(touch())
+        self._pending.add(task)
+
+    async def drain(self) -> None:
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
 
     @classmethod
     def of(cls, services: Services) -> ReadTrack:
@@ -210,9 +236,11 @@ class ReadTrack:
                     "SELECT * FROM memvault.record_recall_v1(%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)",
                     (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
                      meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
-                     prefetch_hit, json.dumps(sanitizer.audits), options.writeback),
+                     prefetch_hit, json.dumps(sanitizer.audits), False),
                 )
                 logged = await cur.fetchone()
+        if options.writeback and ids:
+            self._touch(vault, ids)
         COUNTERS.incr("recall.total")
         meta = {
             **meta,

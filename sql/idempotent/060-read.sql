@@ -405,4 +405,19 @@ CREATE OR REPLACE FUNCTION memvault.audit_read_sanitize_v1(p_audits jsonb)
     SELECT count(*)::integer FROM i
 $$;
 
+-- Write-back of a recall's returned blocks (access_count + 1, last_accessed_at), the read-write closed loop.
+-- recall() runs it after answering, in its own transaction, so the caller does not wait for the index updates.
+CREATE OR REPLACE FUNCTION memvault.touch_blocks_v1(p_ids bigint[], p_at timestamptz DEFAULT NULL)
+    RETURNS integer
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    WITH u AS (
+        UPDATE memvault.block b SET access_count = b.access_count + 1, last_accessed_at = coalesce(p_at, now())
+        WHERE b.vault_id = memvault.current_vault_id() AND b.id = ANY (p_ids)
+        RETURNING 1
+    )
+    SELECT count(*)::integer FROM u
+$$;
+
 RESET check_function_bodies;

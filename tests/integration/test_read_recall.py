@@ -8,7 +8,7 @@ import pytest
 
 from app.errors import InvalidInput
 from app.read.config import RecallOptions
-from app.read.recall import recall
+from app.read.recall import ReadTrack, recall
 from tests.integration.read_helpers import Mem, put_blocks
 
 FACTS = [
@@ -32,6 +32,7 @@ async def test_fast_recall_finds_the_right_memory_and_writes_back(services, vaul
     assert meta["intent"] == "factual" and meta["thinking"] == "fast" and meta["mode"] == "LOCAL"
     assert {"embed", "classify", "search", "rerank", "format", "writeback"} <= set(meta["stage_ms"])
     assert 0 < meta["tokens"]["used"] <= meta["tokens"]["budget"]
+    await ReadTrack.of(services).drain()
     row = await services.db.fetchone("SELECT access_count, last_accessed_at FROM memvault.block WHERE id = %s",
                                      (ids[2],))
     assert row["access_count"] == 1 and row["last_accessed_at"] is not None
