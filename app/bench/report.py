@@ -66,6 +66,8 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--guard-limit", type=int, help="at most N texts per guard input (a quick run)")
     p.add_argument("--lme-results", type=Path, help="render LongMemEval from a saved multi-pipeline result")
     p.add_argument("--locomo-results", type=Path, help="render LoCoMo from a saved multi-pipeline result")
+    p.add_argument("--reuse", type=Path,
+                   help="a previous --results file: its ingest/guard/latency/embed parts are reused, not rerun")
     p.add_argument("--note", action="append", default=[], help="a line for the report's conditions")
     p.add_argument("--results", type=Path, help="also write every result as JSON to this file")
     p.set_defaults(func=handler)
@@ -110,6 +112,13 @@ def handler(args: argparse.Namespace) -> int:
         runs["locomo"] = _saved(runs, args.locomo_results)
     if not ({"longmemeval", "locomo"} <= skip) and not (args.lme_results and args.locomo_results):
         asyncio.run(_retrieval(args, runs, pipelines, skip))
+    reused = json.loads(args.reuse.read_text()) if args.reuse else {}
+    for name in ("ingest", "guard", "latency", "embed"):
+        if reused.get(name):
+            runs[name] = reused[name]
+            skip.add(name)
+            for part in ("timings_s", "outputs", "notes"):
+                runs[part].update({k: v for k, v in reused.get(part, {}).items() if k.startswith(name)})
     for name, argv in _other_benches(args, skip):
         key = f"{name}_{argv[1]}" if name == "latency" else name
         t0 = time.perf_counter()
