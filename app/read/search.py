@@ -121,7 +121,8 @@ class FastSearch:
                        scoring: ScoringConfig, *, as_of: datetime | None, known_at: datetime | None,
                        limit: int) -> list[Candidate]:
         exact = await VaultSize.is_small(conn, vault_id, self.search.exact_below)
-        cur = await conn.execute(RECALL_FAST, (qvec, query, as_of, known_at, json.dumps(self.search.params(exact)),
+        search = {**self.search.params(exact), "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
+        cur = await conn.execute(RECALL_FAST, (qvec, query, as_of, known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]
 
