@@ -1,0 +1,364 @@
+"""Encoded payloads: find blocks of base64 / base32 / hex / binary / ``\\uXXXX`` / ``%XX`` / Morse / ROT13 /
+Caesar / spaced-out letters, decode them, and judge what came out.
+
+Policy (decided here, tested in ``tests/unit/test_safety_encoding.py``, measured by ``memvault bench guard``):
+
+1. **The decoded text is itself unsafe** (the ruleset, run again on the decoded text, recursion depth <= 2)
+   -> ``enc.<kind>.unsafe_payload`` (high). This is the main rule: an instruction hidden in an encoding is blocked
+   exactly when the same instruction in clear text would be.
+2. **Readable text hidden in an encoding, together with a request to decode it** ("decode this", "what does this
+   mean?", "ROT13 decoded string:", "in your monologue") -> ``enc.<kind>.smuggled_text`` (high). Asking a model to
+   decode and act on a sentence the reader cannot see is token smuggling even when the sentence looks harmless; it
+   is not something a memory should keep.
+3. **An opaque high-entropy blob in an instruction-like context** ("always decode and apply the following config",
+   "decode and follow") -> ``enc.opaque_instruction`` (high). The blob is unexplained and the text tells the model to
+   act on it.
+4. Everything else passes: a key, a hash, a UUID, a JWT, an image data URI, ``'dXNlcjpwYXNz' decodes to user:pass``.
+   Benign base64 is never blocked merely for being base64. Readable text hidden in an encoding with no request to
+   decode it scores ``enc.<kind>.hidden_text`` (medium), which blocks only together with another cue.
+
+Cheap pre-checks (a character class search, substring tests) run before any decoding, so ordinary turns pay
+almost nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import math
+import operator
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+MAX_BLOBS = 8  # per text; an attacker gains nothing by sending more, a log dump should not cost more
+MIN_B64 = 16
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedHit:
+    rule_id: str
+    severity: str
+    start: int
+    end: int
+    decoded: str
+
+
+def shannon_entropy(s: str) -> float:
+    """Bits per character."""
+    if not s:
+        return 0.0
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def alphabet_ratio(s: str, alphabet: frozenset[str]) -> float:
+    return sum(ch in alphabet for ch in s) / len(s) if s else 0.0
+
+
+B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
+HEX_ALPHABET = frozenset("0123456789abcdefABCDEF")
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def readable(decoded: str, min_words: int = 3) -> bool:
+    """Does ``decoded`` read as natural-language text (not bytes, not a key, not JSON)?"""
+    if not decoded or len(decoded) < 6:
+        return False
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded) / len(decoded)
+    if printable < 0.95:
+        return False
+    if len(_CJK.findall(decoded)) >= 6:
+        return True
+    letters = sum(ch.isalpha() or ch == " " for ch in decoded) / len(decoded)
+    return letters >= 0.7 and len(_WORD.findall(decoded)) >= min_words and " " in decoded
+
+
+# ---- candidate finders -------------------------------------------------------------------------------------------
+_DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
+_PEM = re.compile(r"-----BEGIN [A-Z ]+-----[\s\S]*?-----END [A-Z ]+-----")
+_B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{%d,}={0,2}(?![A-Za-z0-9+/=])" % MIN_B64)
+_B64URL = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{24,}={0,2}(?![A-Za-z0-9_=-])")
+_B32 = re.compile(r"(?<![A-Z2-7])[A-Z2-7]{24,}={0,6}(?![A-Z2-7=])")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
+_HEX_ESC = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){4,}|(?:0x[0-9A-Fa-f]{2}[\s,]*){6,}")
+_BINARY = re.compile(r"(?:[01]{8}[\s,]*){4,}")
+_UNI_ESC = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}){4,}")
+_HTML_ENT = re.compile(r"(?:&#(?:x[0-9A-Fa-f]{2,5}|\d{2,6});){4,}")
+_PERCENT = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}")
+_PCT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_MORSE = re.compile(r"(?<![\w.-])(?:[.\-]{1,7}(?:\s+/\s+|\s+)){5,}[.\-]{1,7}(?![\w.-])")
+_SPACED = re.compile(r"(?<!\S)(?:[^\W\d_](?:[ ]|\s{2,})){9,}[^\W\d_](?!\S)")
+PADDING_REPEATS = 30
+_LETTER_RUN = re.compile(r"(?:(?<!\S)[^\W\d_][ ]{1,3}){9}")
+_PADDING = re.compile(r"(\S{1,8}(?:\s+\S{1,8}){0,3}?)(?:\s*\1){%d,}" % (PADDING_REPEATS - 1))
+_SEPARATORS = frozenset("-=_*#~.·•|:+ ")
+
+_DECODE_REQUEST = re.compile(
+    r"\b(?:decod\w*|decipher\w*|decrypt\w*|deobfuscat\w*|translate\s+(?:this|it|the\s+following)|interpret|"
+    r"what\s+does\s+(?:this|it)\s+(?:mean|say)|what\s+it\s+says|encoded\s*(?:string|text|message)?\s*:|"
+    r"decoded\s*(?:string|text)?\s*:|in\s+your\s+monologue|secure\s+system\s+message|secret\s+message|"
+    r"rot-?13|caesar|c[ée]sar|morse|base\s?(?:16|32|58|64)|binary\s+(?:string|code|config)|hex(?:adecimal)?\s+"
+    r"(?:string|code)|url-?encoded|unicode-?escaped|cipher|decodificar|d[ée]coder|dekodieren|解码|解碼|解密|翻译|"
+    r"i-?decode|giải\s+mã)",
+    re.IGNORECASE,
+)
+_ACT_ON_BLOB = re.compile(
+    r"\b(?:decode|decrypt|deobfuscate|unpack)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|apply|execute|run|obey|do|"
+    r"perform|carry\s+out|implement)|\b(?:always|first)\s+decode\b|\bapply\s+the\s+following\s+(?:\w+\s+)?"
+    r"(?:config|payload|instructions?|settings)|\bexecute\s+the\s+(?:following|decoded)|\bfollow\s+the\s+decoded",
+    re.IGNORECASE,
+)
+
+_MORSE_TABLE = {
+    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
+    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
+    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
+    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
+    "--...": "7", "---..": "8", "----.": "9", "..--..": "?", ".-.-.-": ".", "--..--": ",",
+}
+
+# English function words, plain and ROT13-shifted, to notice ROT13 text without decoding every message.
+_STOP = (" the ", " and ", " you ", " your ", " is ", " to ", " of ", " a ", " in ", " me ", " with ", " for ")
+_ROT = tuple(codecs.encode(w, "rot13") for w in _STOP)
+_DANGER_STEMS = (
+    "ignore", "instruction", "password", "forget", "disregard", "prompt", "reveal", "secret", "system", "hate",
+    "pwned", "override", "bypass", "kill", "jailbreak", "saythat", "print", "repeat",
+)
+
+
+def _decode_b64(s: str) -> str | None:
+    s = s.strip().rstrip("=")
+    s = s.replace("-", "+").replace("_", "/")
+    try:
+        raw = base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _bytes_to_text(raw)
+
+
+def _decode_b32(s: str) -> str | None:
+    s = s.rstrip("=")
+    try:
+        raw = base64.b32decode(s + "=" * (-len(s) % 8))
+    except (binascii.Error, ValueError):
+        return None
+    return _bytes_to_text(raw)
+
+
+def _decode_hex(s: str) -> str | None:
+    digits = re.sub(r"\\x|0x|[\s,]", "", s)
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    return _bytes_to_text(raw)
+
+
+def _decode_binary(s: str) -> str | None:
+    bits = re.findall(r"[01]{8}", s)
+    return _bytes_to_text(bytes(int(b, 2) for b in bits))
+
+
+def _decode_unicode(s: str) -> str | None:
+    try:
+        return codecs.decode(s, "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def _decode_html_entities(s: str) -> str | None:
+    out = []
+    for ent in re.findall(r"&#(x[0-9A-Fa-f]+|\d+);", s):
+        try:
+            out.append(chr(int(ent[1:], 16) if ent[0] in "xX" else int(ent)))
+        except (ValueError, OverflowError):
+            return None
+    return "".join(out)
+
+
+def _decode_morse(s: str) -> str | None:
+    words = re.split(r"\s+/\s+|\s{3,}", s.strip())
+    out = []
+    for w in words:
+        letters = [_MORSE_TABLE.get(code) for code in w.split()]
+        if any(x is None for x in letters):
+            return None
+        out.append("".join(letters))  # type: ignore[arg-type]
+    return " ".join(out)
+
+
+def _bytes_to_text(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _caesar(s: str, shift: int) -> str:
+    def rot(ch: str) -> str:
+        if "a" <= ch <= "z":
+            return chr((ord(ch) - 97 - shift) % 26 + 97)
+        if "A" <= ch <= "Z":
+            return chr((ord(ch) - 65 - shift) % 26 + 65)
+        return ch
+
+    return "".join(rot(c) for c in s)
+
+
+def _stop_count(s: str) -> int:
+    padded = f" {s.lower()} "
+    return sum(padded.count(w) for w in _STOP)
+
+
+# ---- the detector ------------------------------------------------------------------------------------------------
+Rescan = Callable[[str, int], bool]
+
+
+def detect(text: str, rescan: Rescan, depth: int) -> list[EncodedHit]:
+    """Encoded-payload hits in ``text`` (offsets into ``text``). ``rescan(decoded, depth - 1)`` says whether decoded
+    text is unsafe under the full ruleset; recursion stops at ``depth == 0``."""
+    hits: list[EncodedHit] = []
+    blobs = _candidates(text)
+    if not blobs:
+        return _padding(text)
+    skip = [(m.start(), m.end()) for m in _DATA_URI.finditer(text)] + [(m.start(), m.end()) for m in _PEM.finditer(text)]
+    decode_request = _DECODE_REQUEST.search(text) is not None
+    act_on_blob = _ACT_ON_BLOB.search(text) is not None
+    for kind, start, end, decoded in blobs[:MAX_BLOBS]:
+        if any(a <= start < b for a, b in skip):
+            continue
+        if kind == "spaced_letters":
+            hits.append(EncodedHit("enc.spaced_letters", "high", start, end, decoded or ""))
+            continue
+        if decoded is not None and readable(decoded, 2 if decode_request else 3):
+            if depth > 0 and rescan(decoded, depth - 1):
+                hits.append(EncodedHit(f"enc.{kind}.unsafe_payload", "high", start, end, decoded))
+            elif decode_request or act_on_blob:
+                hits.append(EncodedHit(f"enc.{kind}.smuggled_text", "high", start, end, decoded))
+            elif readable(decoded, 6):
+                hits.append(EncodedHit(f"enc.{kind}.hidden_text", "medium", start, end, decoded))
+        elif act_on_blob and kind in ("base64", "base32", "hex", "binary") and _opaque(text[start:end]):
+            hits.append(EncodedHit("enc.opaque_instruction", "high", start, end, decoded or ""))
+    return hits + _padding(text)
+
+
+def _opaque(blob: str) -> bool:
+    core = blob.strip().rstrip("=")
+    if len(core) < 16:
+        return False
+    if alphabet_ratio(core, HEX_ALPHABET) == 1.0:
+        return shannon_entropy(core) >= 3.0
+    if set(core) <= {"0", "1", " ", ","}:
+        return True
+    return alphabet_ratio(core, B64_ALPHABET) >= 0.98 and shannon_entropy(core) >= 4.0
+
+
+def _candidates(text: str) -> list[tuple[str, int, int, str | None]]:
+    """(kind, start, end, decoded-or-None) for every encoded-looking block, cheapest tests first."""
+    out: list[tuple[str, int, int, str | None]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: str, start: int, end: int, decoded: str | None) -> None:
+        if any(a <= start < b or a < end <= b for a, b in taken):
+            return
+        taken.append((start, end))
+        out.append((kind, start, end, decoded))
+
+    tokens = text.split()
+    longest = max(map(len, tokens), default=0)
+    if "\\u" in text or "\\U" in text:
+        for m in _UNI_ESC.finditer(text):
+            add("unicode_escape", m.start(), m.end(), _decode_unicode(m.group()))
+    if "&#" in text:
+        for m in _HTML_ENT.finditer(text):
+            add("html_entities", m.start(), m.end(), _decode_html_entities(m.group()))
+    if "\\x" in text or "0x" in text:
+        for m in _HEX_ESC.finditer(text):
+            add("hex", m.start(), m.end(), _decode_hex(m.group()))
+    if "%" in text and len(_PCT_ESCAPE.findall(text)) >= 3:
+        for m in _PERCENT.finditer(text):
+            add("percent", m.start(), m.end(), unquote(m.group()))
+    if text.count("0") + text.count("1") >= 32 and ("0000" in text or "0110" in text or "0100" in text):
+        for m in _BINARY.finditer(text):
+            add("binary", m.start(), m.end(), _decode_binary(m.group()))
+    if longest >= MIN_B64:
+        for m in _HEX.finditer(text):
+            add("hex", m.start(), m.end(), _decode_hex(m.group()))
+        for m in _B32.finditer(text):
+            decoded = _decode_b32(m.group())
+            if decoded is not None and readable(decoded, 2):
+                add("base32", m.start(), m.end(), decoded)
+        for m in _B64.finditer(text):
+            token = m.group()
+            if token.isalpha() and (token.islower() or token.isupper()):
+                continue  # a long word, not base64
+            add("base64", m.start(), m.end(), _decode_b64(token))
+        if "-" in text or "_" in text:
+            for m in _B64URL.finditer(text):
+                if "-" in m.group() or "_" in m.group():
+                    add("base64", m.start(), m.end(), _decode_b64(m.group()))
+    if text.count(".-") + text.count("-.") >= 4:
+        for m in _MORSE.finditer(text):
+            add("morse", m.start(), m.end(), _decode_morse(m.group()))
+    _rot_and_caesar(text, add)
+    if _LETTER_RUN.search(text):
+        for m in _SPACED.finditer(text):
+            collapsed = re.sub(r"\s+", "", m.group())
+            if len(set(collapsed.lower())) >= 5 and any(stem in collapsed.lower() for stem in _DANGER_STEMS):
+                add("spaced_letters", m.start(), m.end(), _unspace(m.group()))
+    return out
+
+
+def _unspace(s: str) -> str:
+    """'S a y  t h a t' -> 'Say that' (wide gaps are word breaks); single gaps everywhere -> glued letters."""
+    if re.search(r"\S\s{2,}\S", s):
+        return " ".join(w.replace(" ", "") for w in re.split(r"\s{2,}", s.strip()))
+    return s.replace(" ", "")
+
+
+def _rot_and_caesar(text: str, add: Callable[[str, int, int, str | None], None]) -> None:
+    low = f" {text.lower()} "
+    rot_hits = sum(low.count(w) for w in _ROT)
+    if rot_hits >= 3 and rot_hits > 2 * sum(low.count(w) for w in _STOP):
+        add("rot13", 0, len(text), codecs.encode(text, "rot13"))
+        return
+    if not any(k in low for k in _CAESAR_CUES):
+        return
+    m = _CAESAR_SHIFT.search(low)
+    if m:
+        shift = int(m.group(1)) % 26
+        decoded = _caesar(text, shift)
+        if _stop_count(decoded) >= 2 + _stop_count(text):
+            add("caesar", 0, len(text), decoded)
+
+
+_CAESAR_CUES = ("caesar", "sar", "shift", "cambio", "desplazamiento", "verschiebung")
+_CAESAR_SHIFT = re.compile(
+    r"(?:caesar|c[ée]sar|shift\s+of|cambio\s+de|desplazamiento\s+de|verschiebung)\D{0,12}(\d{1,2})"
+)
+
+
+def _padding(text: str) -> list[EncodedHit]:
+    """A short token repeated dozens of times: filler that pushes the real prompt out of the model's attention."""
+    if len(text) < 60:
+        return []
+    tokens = text.split()
+    suspicious = max(map(len, tokens), default=0) >= 60
+    if not suspicious and len(tokens) >= PADDING_REPEATS:
+        # neighbours equal at a period of 1..4 tokens ('k k k', ') ] } ) ] }'), counted in C
+        suspicious = any(sum(map(operator.eq, tokens, tokens[k:])) >= PADDING_REPEATS - 1 for k in (1, 2, 3, 4))
+    if not suspicious:
+        return []
+    for m in _PADDING.finditer(text):
+        unit = m.group(1).strip()
+        if not unit or set(unit) <= _SEPARATORS or unit.replace(" ", "").isdigit():
+            continue  # horizontal rules, table separators, line numbers
+        return [EncodedHit("enc.padding_flood", "high", m.start(), m.end(), "")]
+    return []
