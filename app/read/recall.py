@@ -111,7 +111,7 @@ class ReadTrack:
 
         async def touch() -> None:
             try:
-                await self.services.db.fetchone("SELECT memvault.touch_blocks_v1(%s, %s) AS n", (ids, at),
+                await self.services.db.fetchone("SELECT memvault.touch_blocks_v1(%s::bigint[], %s) AS n", (ids, at),
                                                 vault_id=vault.id)
             except Exception:  # a lost access count must not fail anything; it is logged
                 log.exception("recall write-back failed for vault %s", vault.id)
