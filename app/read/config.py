@@ -48,8 +48,9 @@ class LayerPlan:
 class SearchConfig:
     """Fast search (``memvault.fast_search_v1``): rail sizes, RRF, the sparse rail's rare-term budget."""
 
-    dense_n: int = 100
-    sparse_n: int = 100
+    dense_n: int = 200  # upper bounds; each call reads 2 x the candidates it needs, at least min_rail_n
+    sparse_n: int = 200
+    min_rail_n: int = 50
     rrf_k: float = 60.0
     dense_w: float = 1.0
     sparse_w: float = 1.0
@@ -60,6 +61,7 @@ class SearchConfig:
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)
+        out.pop("min_rail_n")
         if exact is not None:
             out["exact"] = exact
         return out
@@ -168,7 +170,7 @@ class ReadConfig:
     search: SearchConfig = field(default_factory=SearchConfig)
     gate: GateConfig = field(default_factory=GateConfig)
     funnel: FunnelConfig = field(default_factory=FunnelConfig)
-    candidates: int = 50  # scored candidates kept for rerank / format
+    candidates: int = 30  # scored candidates kept for rerank / format (at least k)
     default_k: int = 10
     max_k: int = 200
     default_token_budget: int = 2000

@@ -122,6 +122,9 @@ class FastSearch:
                        limit: int) -> list[Candidate]:
         exact = await VaultSize.is_small(conn, vault_id, self.search.exact_below)
         search = {**self.search.params(exact), "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
+        # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
+        search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
+        search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         cur = await conn.execute(RECALL_FAST, (qvec, query, as_of, known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]

@@ -136,15 +136,18 @@ BEGIN
         ELSE
             PERFORM set_config('hnsw.ef_search', coalesce(p_cfg ->> 'ef_search', greatest(v_dense_n, 100)::text), true);
             PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
-            SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_dense FROM (
-                SELECT b.id, b.embedding <=> p_qvec AS dist
-                FROM memvault.block b
-                WHERE b.vault_id = v_vault
-                  AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
-                                  AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
-                  AND NOT (b.quarantine_tags && v_noise)
-                ORDER BY b.embedding <=> p_qvec
-                LIMIT v_dense_n
+            -- The index's order is the rank (no distance in the target list: that would read every vector).
+            SELECT array_agg(x.id ORDER BY x.r) INTO v_dense FROM (
+                SELECT b.id, row_number() OVER () AS r
+                FROM (
+                    SELECT b.id FROM memvault.block b
+                    WHERE b.vault_id = v_vault
+                      AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
+                                      AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
+                      AND NOT (b.quarantine_tags && v_noise)
+                    ORDER BY b.embedding <=> p_qvec
+                    LIMIT v_dense_n
+                ) b
             ) x;
         END IF;
     END IF;
