@@ -31,6 +31,7 @@ RULESET_VERSION = "2026.11.1"
 REDACTED = "[REDACTED]"
 MAX_DEPTH = 2  # decode-and-rescan recursion for encoded payloads
 ML_RULE_ID = "ml.injection_lr"
+ML_ALONE_MIN_WORDS = 12
 ML_FAMILY = "direct_instruction"  # the learned detector reports under G2 front (InjectionGuard)
 
 RULES: tuple[Rule, ...] = tuple(rules_en.ALL + rules_i18n.ALL)
@@ -153,7 +154,10 @@ def _scan_all(text: str) -> tuple[RuleHit, ...]:
     p = model.probability(text.replace(REDACTED, " "))
     if p < model.threshold_medium:
         return hits
-    severity = "high" if p >= model.threshold_high and classifier.english_like(text) else "medium"
+    # Alone, the learned detector blocks only English text long enough for its n-gram statistics to mean
+    # something: on a short sentence a couple of features decide ("Bob uses ChatGPT." scored as an attack).
+    alone_ok = len(text.split()) >= ML_ALONE_MIN_WORDS and classifier.english_like(text)
+    severity = "high" if p >= model.threshold_high and alone_ok else "medium"
     ml = RuleHit(ML_RULE_ID, ML_FAMILY, 0, len(text), text, severity)
     return tuple(sorted((*hits, ml), key=lambda h: (h.start, h.end, h.rule_id)))
 

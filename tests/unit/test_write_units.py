@@ -101,3 +101,12 @@ def test_a_small_tail_joins_its_neighbour() -> None:
     text = ("A sentence about planting tomatoes in the spring. " * 30) + "\n\nShort tail."
     chunks = chunk_turn(text, ChunkingConfig(max_chars=1600, min_chars=200))
     assert len(chunks) == 1 and chunks[0].endswith("Short tail.")
+
+
+@pytest.mark.parametrize("text", ["Bob uses ChatGPT.", "The system administrator reset my password yesterday",
+                                  "I asked ChatGPT to help me plan my trip"])
+def test_short_ordinary_sentences_pass_the_guard(text: str) -> None:
+    """The learned detector alone does not block a short sentence (its n-gram statistics are too thin)."""
+    from app.write.gates.chain import SafetyGates
+
+    assert SafetyGates().check(text).passed
