@@ -98,8 +98,25 @@ async def scratch_vault(services: Services, prefix: str) -> AsyncIterator[Vault]
     try:
         yield vault
     finally:
-        async with _admin(services) as admin:
-            await drop_vault(admin, vault.name)
+        await _drop(services, vault)
+
+
+async def _drop(services: Services, vault: Vault, attempts: int = 3) -> None:
+    """Drop a benchmark vault; a deadlock with a straggling write-back is retried, and a vault that still
+    cannot be dropped is reported and left (named ``bench-...``) rather than losing the run's results."""
+    from app.errors import MemvaultError
+
+    for attempt in range(1, attempts + 1):
+        try:
+            async with _admin(services) as admin:
+                await drop_vault(admin, vault.name)
+            return
+        except MemvaultError as exc:
+            if attempt == attempts:
+                print(f"bench: could not drop vault {vault.name} ({exc}); drop it later with "
+                      f"`memvault vault delete` or SQL", file=sys.stderr)
+                return
+            await asyncio.sleep(0.5 * attempt)
 
 
 def run_bench(core: Callable[[Services], Awaitable[T]], settings: Settings | None = None) -> T:
