@@ -135,7 +135,7 @@ def scan(text: str) -> tuple[RuleHit, ...]:
 
     The rules first; when they alone do not make the text unsafe, the learned detector (``app.safety.classifier``)
     adds one hit ``ml.injection_lr`` over the whole text if its probability reaches the medium threshold
-    (``high`` severity from the high threshold, on English text only).
+    (severity: ``ml_severity``).
     """
     return _scan_all(text)
 
@@ -145,19 +145,28 @@ def scan_rules(text: str) -> tuple[RuleHit, ...]:
     return _scan(text, MAX_DEPTH)
 
 
+def ml_severity(text: str, p: float, model: classifier.InjectionClassifier) -> str | None:
+    """The weight the learned detector's probability ``p`` gets in the verdict on ``text`` (None: no hit).
+
+    Alone (``high``) it blocks only English text long enough for its n-gram statistics to mean something: on a
+    short sentence a couple of features decide ("Bob uses ChatGPT." scored as an attack), and its negatives are
+    English chat. Otherwise it is at most ``medium``: it blocks together with a rule cue.
+    """
+    if p < model.threshold_medium:
+        return None
+    alone_ok = len(text.split()) >= ML_ALONE_MIN_WORDS and classifier.english_like(text)
+    return "high" if p >= model.threshold_high and alone_ok else "medium"
+
+
 @lru_cache(maxsize=512)
 def _scan_all(text: str) -> tuple[RuleHit, ...]:
     hits = _scan(text, MAX_DEPTH)
     if not text.strip() or _verdict(hits).unsafe:
         return hits
     model = classifier.load()
-    p = model.probability(text.replace(REDACTED, " "))
-    if p < model.threshold_medium:
+    severity = ml_severity(text, model.probability(text.replace(REDACTED, " ")), model)
+    if severity is None:
         return hits
-    # Alone, the learned detector blocks only English text long enough for its n-gram statistics to mean
-    # something: on a short sentence a couple of features decide ("Bob uses ChatGPT." scored as an attack).
-    alone_ok = len(text.split()) >= ML_ALONE_MIN_WORDS and classifier.english_like(text)
-    severity = "high" if p >= model.threshold_high and alone_ok else "medium"
     ml = RuleHit(ML_RULE_ID, ML_FAMILY, 0, len(text), text, severity)
     return tuple(sorted((*hits, ml), key=lambda h: (h.start, h.end, h.rule_id)))
 

@@ -71,7 +71,6 @@ def _rule_scores(docs: list[dict]) -> None:
         for h in ruleset.scan_rules(d["text"]):
             weights[h.rule_id] = max(weights.get(h.rule_id, 0.0), SEVERITY_WEIGHT[h.severity])
         d["rule_score"] = sum(weights.values())
-        d["english"] = clf.english_like(d["text"])
 
 
 def train(feats: list[tuple[np.ndarray, np.ndarray]], ys: np.ndarray, seed: int = 0) -> tuple[np.ndarray, float]:
@@ -116,9 +115,13 @@ def _fit(docs: list[dict], idx: list[int], seed: int) -> tuple[np.ndarray, float
     return train(feats, ys, seed)
 
 
-def _combined(rule_score: float, p: float, english: bool, th_high: float, th_medium: float) -> bool:
-    """The ruleset's rule: the classifier adds a high hit (English text only) or a medium hit."""
-    extra = 1.0 if p >= th_high and english else SEVERITY_WEIGHT["medium"] if p >= th_medium else 0.0
+def _combined(text: str, rule_score: float, p: float, th_high: float, th_medium: float) -> bool:
+    """The ruleset's own combination (``ruleset.ml_severity``) at the given thresholds."""
+    from app.safety.ruleset import ml_severity
+
+    model = clf.InjectionClassifier(np.zeros(1, dtype=np.float32), 0.0, th_high, th_medium, "cv")
+    severity = ml_severity(text, p, model)
+    extra = SEVERITY_WEIGHT[severity] if severity else 0.0
     return rule_score + extra >= UNSAFE_THRESHOLD
 
 
@@ -129,7 +132,7 @@ def report(docs: list[dict], probs: np.ndarray, th_high: float, th_medium: float
     for d, p in zip(docs, probs):
         if d["kind"] == "extra":
             continue
-        blocked = _combined(d["rule_score"], float(p), d["english"], th_high, th_medium)
+        blocked = _combined(d["text"], d["rule_score"], float(p), th_high, th_medium)
         if d["kind"] == "attack":
             fam[d["family"]][0] += blocked
             fam[d["family"]][1] += 1
@@ -165,9 +168,9 @@ def cross_validate(docs: list[dict], mode: str, k: int = 5, seed: int = 0) -> np
         tr = [i for i, x in enumerate(folds) if x != f]
         te = [i for i, x in enumerate(folds) if x == f]
         w, b = _fit(docs, tr, seed + f)
-        model = clf.InjectionClassifier(w.astype(np.float32), b, 1.0, 1.0, "cv")
+        fold_model = clf.InjectionClassifier(w.astype(np.float32), b, 1.0, 1.0, "cv")
         for i in te:
-            probs[i] = model.probability(docs[i]["text"])
+            probs[i] = fold_model.probability(docs[i]["text"])
         print(f"[{mode}] fold {f}: trained on {len(tr)}, scored {len(te)}", file=sys.stderr)
     return probs
 

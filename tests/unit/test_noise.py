@@ -31,7 +31,8 @@ DROPPED = [
     ("🎉🎉🎉", "noise.empty"),
     ("Really?", "noise.low_density"),
     ("Yes, I do.", "noise.low_density"),
-    ("Wow, that is so true!", "noise.low_density"),
+    ("Please continue", "noise.low_density"),
+    ("Yes, that is it.", "noise.low_density"),
 ]
 
 KEPT = [
@@ -48,6 +49,9 @@ KEPT = [
     "東京に住んでいます",
     "Ich wohne in Berlin.",
     "I switched to a vegetarian diet last month.",
+    "he was a lawyer",
+    "What are embassies and what do they actually do?",
+    "I am trying a query in Google Sheets; the data has a few stray Ã© characters from the export.",
 ]
 
 
@@ -76,5 +80,7 @@ def test_content_units_are_language_aware(text: str, units: int) -> None:
 
 
 def test_min_content_is_tunable() -> None:
+    assert not NoiseFilter()("weather").passed
     assert NoiseFilter(min_content=1)("weather").passed
-    assert not NoiseFilter(min_content=3)("I like weather").passed
+    assert NoiseFilter()("black cats").passed
+    assert not NoiseFilter(min_content=3)("black cats").passed

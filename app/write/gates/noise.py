@@ -9,8 +9,9 @@ Three checks, cheapest first; each returns a rule id:
   character repeated ("aaaaaaa", "!!!!!!!!").
 * ``noise.low_density``: fewer content tokens than ``min_content``. Language-aware: Latin, Cyrillic and other
   spaced scripts count words that are not function words or fillers; Chinese/Japanese count characters that are
-  not particles or pronouns (so "我住台北" has three content units). A single content token is kept when it looks
-  like an answer that matters (a number, a date, a capitalised name, an e-mail or URL): "Paris", "7am".
+  not particles or pronouns (so "我住台北" has three content units). A single content token is enough in a sentence
+  ("he was a lawyer") or when it looks like an answer that matters (a number, a date, a capitalised name, an
+  e-mail or URL: "Paris", "7am"); alone it is not ("continue", "tees").
 
 It must never drop a short but informative turn ("I'm allergic to peanuts", "我住台北", "My flight is at 7am"):
 the thresholds are deliberately low, because a dropped fact is lost for good while a kept pleasantry costs a row.
@@ -123,8 +124,8 @@ _MASH_TOKENS = 40
 
 def _garbled(text: str, stripped: str) -> str | None:
     if _MOJIBAKE.search(text):
-        marks = len(_MOJIBAKE.findall(text))
-        if marks >= 3 or marks / max(len(text), 1) > 0.05:
+        bad = sum(len(m) for m in _MOJIBAKE.findall(text))
+        if bad / len(text) >= 0.08:  # a few stray sequences in a long paste are not a garbled turn
             return "mojibake"
     core = "".join(text.split())
     if 4 <= len(core) <= 400 and len(set(core)) <= 2 and not _CJK_CHAR.search(core) and not core.isdigit():
@@ -181,7 +182,7 @@ class NoiseFilter:
         if not short:
             return GateResult.ok(GATE)
         units, signal = content_units(text, enough=self.min_content)
-        if units < self.min_content and not (units >= 1 and signal):
+        if units < self.min_content and not (units >= 1 and (signal or len(stripped.split()) > 2)):
             return GateResult.reject(
                 GATE, "noise.low_density", FAMILY, f"{units} content unit(s), needs {self.min_content}"
             )
