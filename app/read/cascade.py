@@ -77,12 +77,12 @@ class CascadeRecall:
                      options: RecallOptions, events: list[dict[str, Any]]) -> list[Candidate]:
         cfg = self.config
         top_ids = [c.id for c in cards[:10]]
-        cur = await conn.execute("SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s, %s)", (query, top_ids, qvec))
+        cur = await conn.execute("SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s::bigint[], %s)", (query, top_ids, qvec))
         seeds = {r["entity_id"]: float(r["weight"]) for r in await cur.fetchall()}
         if not seeds:
             events.append({"stage": "cascade", "mode": "LOCAL", "event": "no_seed_entities"})
             return []
-        cur = await conn.execute("SELECT * FROM memvault.graph_expand_v1(%s, %s, %s)",
+        cur = await conn.execute("SELECT * FROM memvault.graph_expand_v1(%s::bigint[], %s, %s)",
                                  (list(seeds), cfg.cascade_hops, options.as_of))
         edges = await cur.fetchall()
         if not edges:

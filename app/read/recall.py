@@ -233,7 +233,7 @@ class ReadTrack:
                 import json
 
                 cur = await conn.execute(
-                    "SELECT * FROM memvault.record_recall_v1(%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)",
+                    "SELECT * FROM memvault.record_recall_v1(%s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)",
                     (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
                      meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
                      prefetch_hit, json.dumps(sanitizer.audits), False),

@@ -82,7 +82,7 @@ def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
 
 
 RECALL_FAST = "SELECT * FROM memvault.recall_fast_v1(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s)"
-SCORE_CANDIDATES = "SELECT * FROM memvault.score_candidates_v1(%s, %s, %s, %s, %s, %s::jsonb, %s)"
+SCORE_CANDIDATES = "SELECT * FROM memvault.score_candidates_v1(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s)"
 
 
 class VaultSize:
