@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ SESSIONS_K = 10
 FIRST_ASK = 50  # memories asked for first; doubled until 10 distinct sessions are filled
 MAX_ASK = 200
 METRICS = ("recall_any@5", "recall_any@10", "recall_all@5", "recall_all@10", "ndcg@10")
+AS_OF = ("question", "end-of-day", "none")
 KEYS = (*METRICS, "by_type", "questions", "tokens@10", "ingest_turns_per_s", "recall_p50_ms", "recall_p95_ms")
 
 
@@ -37,6 +39,9 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--details", type=Path, help="write per-question rankings to this JSON file")
     p.add_argument("--pipeline", choices=PIPELINES, default="full",
                    help="read path to measure (default full)")
+    p.add_argument("--as-of", choices=AS_OF, default="question",
+                   help="recall as of the question's date-time (default), the end of its day (some gold "
+                        "sessions are dated hours after the question, the same day), or now")
     p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
                    help="close each session after ingest (atomic units + summary); default on")
     p.set_defaults(func=handler)
@@ -52,7 +57,7 @@ def handler(args: argparse.Namespace) -> int:
 
     async def core(services: Services) -> dict:
         return await run_longmemeval(services, questions, pipeline=args.pipeline,
-                                     close_sessions=args.close_sessions)
+                                     close_sessions=args.close_sessions, as_of=args.as_of)
 
     result = run_bench(core)
     print(format_table(result, title=f"LongMemEval {args.path.name} · pipeline {args.pipeline}"))
@@ -62,12 +67,20 @@ def handler(args: argparse.Namespace) -> int:
     return 0
 
 
-async def recall_sessions(services: Services, retriever: Retriever, vault: Any, q: LmeQuestion) \
-        -> tuple[list[Memory], list[str], float]:
+def as_of_for(q: LmeQuestion, mode: str = "question") -> datetime | None:
+    if mode == "none":
+        return None
+    if mode == "end-of-day":
+        return q.date.replace(hour=23, minute=59, second=59)
+    return q.date
+
+
+async def recall_sessions(services: Services, retriever: Retriever, vault: Any, q: LmeQuestion,
+                          as_of: str = "question") -> tuple[list[Memory], list[str], float]:
     """Ask until 10 distinct sessions are filled (or nothing more comes back); total milliseconds."""
     n, total_ms = FIRST_ASK, 0.0
     while True:
-        hits, ms = await timed_recall(retriever, vault, q.question, as_of=q.date, n=n)
+        hits, ms = await timed_recall(retriever, vault, q.question, as_of=as_of_for(q, as_of), n=n)
         total_ms += ms
         memories = await memories_for(services, vault, hits)
         ranked = rank_sessions(m.sessions for m in memories)
@@ -77,15 +90,18 @@ async def recall_sessions(services: Services, retriever: Retriever, vault: Any, 
 
 
 async def run_longmemeval(services: Services, questions: list[LmeQuestion], *, pipeline: str = "full",
-                          close_sessions: bool = True, show_progress: bool = True) -> dict[str, Any]:
+                          close_sessions: bool = True, show_progress: bool = True,
+                          as_of: str = "question") -> dict[str, Any]:
     results = await run_longmemeval_pipelines(services, questions, pipelines=(pipeline,),
-                                              close_sessions=close_sessions, show_progress=show_progress)
+                                              close_sessions=close_sessions, show_progress=show_progress,
+                                              as_of=as_of)
     return results[pipeline]
 
 
 async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuestion], *,
                                     pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
-                                    show_progress: bool = True) -> dict[str, dict[str, Any]]:
+                                    show_progress: bool = True, as_of: str = "question") \
+        -> dict[str, dict[str, Any]]:
     """Ingest each question's haystack once, then recall it through every pipeline (baselines first: the full
     pipeline writes access counts back, which only it reads)."""
     from app.bench.runtime import progress, scratch_vault
@@ -104,7 +120,7 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
                 await ingest_sessions(services, vault, q.sessions, close=close_sessions, stats=stats)
                 gold = set(q.answer_session_ids)
                 for p in order:
-                    memories, ranked, ms = await recall_sessions(services, retrievers[p], vault, q)
+                    memories, ranked, ms = await recall_sessions(services, retrievers[p], vault, q, as_of)
                     details[p].append({
                         "question_id": q.id, "type": q.type, "ms": round(ms, 2),
                         "tokens@10": tokens_at(memories, 10), "memories": len(memories), "gold": sorted(gold),
