@@ -180,7 +180,7 @@ class WriteTrack:
 
     async def _candidates(self, vault: Vault, passing: list[_Prepared],
                           conn: psycopg.AsyncConnection | None) -> dict[int, list[Candidate]]:
-        query = "SELECT * FROM memvault.dedup_candidates_v1(%s, %s, %s, %s, %s::integer, %s::real)"
+        query = "SELECT * FROM memvault.dedup_candidates_v2(%s, %s, %s, %s, %s::integer, %s::real)"
         cfg = self.dedup.config
         params = (vault.id, [p.embedding for p in passing], [p.digest for p in passing],
                   [_layer(p.item.kind) for p in passing], cfg.candidates, cfg.min_cosine)

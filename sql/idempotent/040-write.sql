@@ -3,45 +3,68 @@
 -- The model decides, these functions apply (STYLE 7): every decision of
 -- Dedup (CREATE / SKIP / MERGE / SUPERSEDE) and every rejection is one call here, audited.
 
--- Nearest current blocks of each incoming item: dense cosine (HNSW) plus exact normalized-hash hits. Two
--- layers never dedupe against each other: raw turn chunks (the archive) and curated memories/units.
-CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v1(
-    p_vault      uuid,
-    p_embeddings vector[],
-    p_hashes     bytea[],
-    p_layers     text[],
-    p_k          integer DEFAULT 3,
-    p_min_cosine real DEFAULT 0.75
+-- Nearest current blocks of each incoming item: dense cosine plus exact normalized-hash hits. Two layers never
+-- dedupe against each other: raw turn chunks (the archive) and curated memories/units. A vault of up to
+-- p_exact_below blocks is searched exactly (its own rows through the vault index: a shared HNSW index would
+-- have to walk past every other vault's vectors); a larger one through HNSW with iterative scans.
+-- v1 took no exact-search threshold; it is replaced by v2 (same file, so a database at head has only v2).
+DROP FUNCTION IF EXISTS memvault.dedup_candidates_v1(uuid, vector[], bytea[], integer, real);
+DROP FUNCTION IF EXISTS memvault.dedup_candidates_v1(uuid, vector[], bytea[], text[], integer, real);
+CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v2(
+    p_vault       uuid,
+    p_embeddings  vector[],
+    p_hashes      bytea[],
+    p_layers      text[],
+    p_k           integer DEFAULT 3,
+    p_min_cosine  real DEFAULT 0.75,
+    p_exact_below integer DEFAULT 5000
 )
     RETURNS TABLE (item integer, block_id bigint, cosine real, kind text, category text, content text,
                    normalized text, fingerprint bigint, same_hash boolean, valid_at timestamptz)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path = memvault, public, pg_catalog
     SET hnsw.iterative_scan = 'relaxed_order'
     AS $$
-        SELECT i.ord::integer, c.id, c.cosine, c.kind, c.category, c.content, c.normalized, c.fingerprint,
-               c.content_hash = i.h, c.valid_at
-          FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS i(emb, h, layer, ord)
-          CROSS JOIN LATERAL (
-              SELECT * FROM (
-                  SELECT b.id, (1 - (b.embedding <=> i.emb))::real AS cosine, b.kind, b.category, b.content,
-                         b.normalized, b.fingerprint, b.content_hash, b.valid_at
-                    FROM memvault.block b
-                   WHERE b.vault_id = p_vault AND b.retracted_at IS NULL AND b.invalid_at IS NULL
-                     AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
-                   ORDER BY b.embedding <=> i.emb
-                   LIMIT p_k
-              ) nearest
-              UNION
-              SELECT b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content, b.normalized,
-                     b.fingerprint, b.content_hash, b.valid_at
+DECLARE
+    v_exact boolean;
+BEGIN
+    SELECT count(*) <= p_exact_below INTO v_exact
+      FROM (SELECT 1 FROM memvault.block b WHERE b.vault_id = p_vault LIMIT p_exact_below + 1) s;
+    RETURN QUERY
+    SELECT i.ord::integer, c.id, c.cosine, c.kind, c.category, c.content, c.normalized, c.fingerprint,
+           c.content_hash = i.h, c.valid_at
+      FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS i(emb, h, layer, ord)
+      CROSS JOIN LATERAL (
+          SELECT * FROM (
+              SELECT b.id, (1 - (b.embedding <=> i.emb))::real AS cosine, b.kind, b.category, b.content,
+                     b.normalized, b.fingerprint, b.content_hash, b.valid_at
                 FROM memvault.block b
-               WHERE b.vault_id = p_vault AND b.content_hash = i.h AND b.retracted_at IS NULL
-                 AND b.invalid_at IS NULL
+               WHERE v_exact AND b.vault_id = p_vault AND b.retracted_at IS NULL AND b.invalid_at IS NULL
                  AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
-          ) c
-         WHERE c.cosine >= p_min_cosine OR c.content_hash = i.h
-         ORDER BY 1, 3 DESC;
+               ORDER BY (b.embedding <=> i.emb) + 0  -- "+ 0": an exact scan of this vault, not the HNSW index
+               LIMIT p_k
+          ) exact
+          UNION ALL
+          SELECT * FROM (
+              SELECT b.id, (1 - (b.embedding <=> i.emb))::real AS cosine, b.kind, b.category, b.content,
+                     b.normalized, b.fingerprint, b.content_hash, b.valid_at
+                FROM memvault.block b
+               WHERE NOT v_exact AND b.vault_id = p_vault AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+                 AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
+               ORDER BY b.embedding <=> i.emb
+               LIMIT p_k
+          ) approx
+          UNION
+          SELECT b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content, b.normalized,
+                 b.fingerprint, b.content_hash, b.valid_at
+            FROM memvault.block b
+           WHERE b.vault_id = p_vault AND b.content_hash = i.h AND b.retracted_at IS NULL
+             AND b.invalid_at IS NULL
+             AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
+      ) c
+     WHERE c.cosine >= p_min_cosine OR c.content_hash = i.h
+     ORDER BY 1, 3 DESC;
+END
 $$;
 
 -- CREATE: insert a batch of blocks (one JSON object per block, embeddings aligned by position).
