@@ -197,9 +197,10 @@ def _other_benches(args: argparse.Namespace, skip: set[str]) -> list[tuple[str, 
 
 # --- markdown -----------------------------------------------------------------------------------------------
 
-def _f(x: Any, digits: int = 3) -> str:
+def _f(x: Any) -> str:
+    """Scores (at most 1) with three decimals; counts and milliseconds with one, or none from 100 up."""
     if isinstance(x, float):
-        return f"{x:.{digits}f}"
+        return f"{x:.3f}" if abs(x) <= 1.0 else f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
     return "" if x is None else str(x)
 
 
