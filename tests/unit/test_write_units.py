@@ -110,3 +110,13 @@ def test_short_ordinary_sentences_pass_the_guard(text: str) -> None:
     from app.write.gates.chain import SafetyGates
 
     assert SafetyGates().check(text).passed
+
+
+def test_unit_extraction_keeps_units_within_15_words_when_tokens_hold_several_words() -> None:
+    from app.models.tasks.base import get_task
+
+    task = get_task("extract_atomic_units")
+    text = ("* Avoid exposing your watch to extreme temperatures (above 140°F/60°C or below -20°F/-29°C), as this "
+            "can damage the battery and the seals of the case over a long period of time.")
+    out = task.heuristic(task.input_model(turns=[{"role": "assistant", "content": text}]))
+    assert out.units and all(task.output_model.model_validate(out.model_dump()) for _ in [0])

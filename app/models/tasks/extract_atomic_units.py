@@ -179,8 +179,14 @@ def compress(sentence: str) -> list[str]:
             out += [clause[i : i + step] for i in range(0, len(clause), step)]
             continue
         words = [w for w in clause.split() if w.lower().strip(",.") not in _DROPPABLE]
-        for i in range(0, len(words), MAX_WORDS):
-            out.append(" ".join(words[i : i + MAX_WORDS]).strip(" ,"))
+        piece: list[str] = []
+        for w in words:  # word_count also splits "140°F/60°C": fill each piece by its count, not by spaces
+            if piece and word_count(" ".join([*piece, w])) > MAX_WORDS:
+                out.append(" ".join(piece).strip(" ,"))
+                piece = []
+            piece.append(w)
+        if piece:
+            out.append(" ".join(piece).strip(" ,"))
     return [u for u in out if u]
 
 
