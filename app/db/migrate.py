@@ -71,7 +71,22 @@ def alembic_config(url: str) -> Config:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
+    """Alembic to ``revision``; at head, the idempotent SQL files are re-applied too (pgai's rule), so a
+    database already at head still gets this checkout's functions."""
     command.upgrade(alembic_config(url), revision)
+    if revision == "head":
+        reapply_idempotent(url)
+
+
+def reapply_idempotent(url: str) -> None:
+    from sqlalchemy import create_engine
+
+    engine = create_engine(sqlalchemy_url(url))
+    try:
+        with engine.begin() as conn:
+            apply_idempotent(conn)
+    finally:
+        engine.dispose()
 
 
 def current_revision(url: str) -> str | None:

@@ -80,3 +80,14 @@ def test_every_vault_table_has_row_level_security(db_url: str, table: str) -> No
             (f"memvault.{table}",),
         ).fetchone()
     assert enabled and forced
+
+
+def test_upgrade_at_head_reapplies_the_idempotent_functions(db_url: str) -> None:
+    """A database already at head still gets this checkout's functions (pgai's rule)."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("CREATE OR REPLACE FUNCTION memvault.cjk_bigrams(p_text text) RETURNS text "
+                     "LANGUAGE sql IMMUTABLE AS $$ SELECT 'stale' $$")
+        assert conn.execute("SELECT memvault.cjk_bigrams('台北市')").fetchone()[0] == "stale"
+    upgrade(db_url)
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("SELECT memvault.cjk_bigrams('台北市')").fetchone()[0] == "台北 北市"
