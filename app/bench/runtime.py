@@ -39,7 +39,7 @@ def ensure_bench_database(settings: Settings, dbname: str = BENCH_DB) -> str:
     import psycopg
     from psycopg import sql
 
-    from app.db.migrate import idempotent_paths, upgrade
+    from app.db.migrate import upgrade
     from app.services import database_url
 
     base = database_url(settings)
@@ -54,12 +54,7 @@ def ensure_bench_database(settings: Settings, dbname: str = BENCH_DB) -> str:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
             except psycopg.errors.DuplicateDatabase:
                 pass  # created meanwhile by another benchmark
-    upgrade(url)
-    # At head already, upgrade() is a no-op; re-apply the idempotent function files so the benchmark database
-    # runs this checkout's SQL functions (they are CREATE OR REPLACE, made to be re-applied).
-    with psycopg.connect(url) as conn, conn.transaction():
-        for path in idempotent_paths():
-            conn.execute(path.read_text(encoding="utf-8"))
+    upgrade(url)  # at head it re-applies the idempotent SQL files: this checkout's functions
     return url
 
 

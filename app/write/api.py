@@ -18,6 +18,7 @@ from app.write.memories import get_memory, retract_memory
 from app.write.schemas import CloseOut, ItemOut, MemoryBatchIn, MemoryIn, MemoryOut, TurnsIn, TurnsOut, WriteOut
 
 _MEMORY_BODY = TypeAdapter(MemoryIn | MemoryBatchIn)
+_TURNS_BODY = TypeAdapter(TurnsIn)
 IDEMPOTENCY = Parameter(header="Idempotency-Key", required=False,
                         description="Retrying with the same key writes once and returns the first answer.")
 
@@ -82,7 +83,7 @@ class SessionController(Controller):
         from app.write.sessions import SessionTrack, TurnIn
 
         body = await request.json()
-        data = parse(TypeAdapter(TurnsIn), body)
+        data = parse(_TURNS_BODY, body)
         v = await get_vault(services.db, vault)
         digest = idempotency.request_hash("POST", request.url.path, body)
         if (stored := await idempotency.replay(services, v, idempotency_key, digest)) is not None:

@@ -11,8 +11,7 @@ import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -168,7 +167,7 @@ class WriteTrack:
         p = _Prepared(index, item)
         norm = self.normalizer.normalize(item.content, item.said_at)
         p.normalized = norm.text
-        p.spans = [s.as_dict() if hasattr(s, "as_dict") else _span_dict(s) for s in norm.spans]
+        p.spans = [asdict(s) for s in norm.spans]
         gate = self.gates.check(p.normalized)
         p.ruleset_version = gate.ruleset_version
         if not gate.passed:
@@ -262,17 +261,3 @@ class WriteTrack:
 def _layer(kind: str) -> str:
     """Dedup compares within a layer: raw chunks with chunks, curated memories and units together."""
     return "chunk" if kind == "chunk" else "curated"
-
-
-def _span_dict(span: Any) -> dict[str, Any]:
-    from dataclasses import asdict, is_dataclass
-
-    if is_dataclass(span):
-        return json.loads(json.dumps(asdict(span), default=str))
-    return dict(span)
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)
-
-

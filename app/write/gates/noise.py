@@ -20,7 +20,6 @@ the thresholds are deliberately low, because a dropped fact is lost for good whi
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from app.safety.gate import GateResult
 
