@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from app.errors import NotFound
 from app.services import Services
 from app.vaults import Vault
@@ -29,5 +31,5 @@ async def retract_memory(services: Services, vault: Vault, block_id: int) -> Non
         if row is None or row["id"] is None:
             raise NotFound(f"no current memory {block_id} in vault {vault.name!r}",
                            hint="it does not exist or was already deleted")
-        await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)",
-                           (vault.id, f'[{{"action": "write.retract", "actor": "api", "block_id": {block_id}}}]'))
+        entry = {"action": "write.retract", "actor": "api", "block_id": block_id}
+        await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)", (vault.id, json.dumps([entry])))
