@@ -452,3 +452,16 @@ def test_heuristic_twins_never_fail_on_edge_inputs() -> None:
         out = task.heuristic(task.input_model.model_validate(samples[name]))
         assert isinstance(out, task.output_model)
     assert CLASSIFY_INTENT.heuristic(ClassifyIntentInput(query="x")).intent == "unknown"
+
+
+def test_atomic_units_take_only_proposals_from_another_speakers_long_answer() -> None:
+    answer = " ".join(f"Option {i} is a museum with {i} rooms of modern art in the old town." for i in range(20))
+    answer += " You could try the night tour. You should book early. You could also rent a bike. Why not a boat?"
+    units = _units([{"role": "user", "content": "I am visiting Lisbon in May with my sister."},
+                    {"role": "assistant", "content": answer}])
+    from_user = [u for u in units if u.turns == [0]]
+    from_assistant = [u for u in units if u.turns == [1]]
+    assert from_user and "Lisbon" in from_user[0].text
+    assert 1 <= len(from_assistant) <= 3
+    assert all(u.category in ("Idea", "ActionItem") for u in from_assistant)
+    assert not any("museum" in u.text for u in from_assistant)  # plain claims of the answer stay in its chunks

@@ -118,6 +118,6 @@ def test_unit_extraction_keeps_units_within_15_words_when_tokens_hold_several_wo
     task = get_task("extract_atomic_units")
     text = ("* Avoid exposing your watch to extreme temperatures (above 140°F/60°C or below -20°F/-29°C), as this "
             "can damage the battery and the seals of the case over a long period of time.")
-    out = task.heuristic(task.input_model(turns=[{"role": "assistant", "content": text}]))
+    out = task.heuristic(task.input_model(turns=[{"role": "user", "content": text}]))
     assert out.units
     task.output_model.model_validate(out.model_dump())  # every unit passes the 15-word validator

@@ -39,6 +39,9 @@ CATEGORIES: tuple[Category, ...] = (
     "Provisional",
 )
 MAX_WORDS = 15
+# What the rule-based extractor takes from another speaker's turn: its proposals, at most this many per turn.
+OTHER_SPEAKER_CATEGORIES = frozenset({"Idea", "ActionItem"})
+OTHER_SPEAKER_UNITS_PER_TURN = 3
 USER_ROLES = frozenset({"user", "human", "me"})
 
 
@@ -197,12 +200,18 @@ def _key(text: str) -> str:
 def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
     """Sentence splitting (EN + ZH) -> drop greetings and acknowledgements -> cue-phrase category -> compression
     to <= 15 words (see :func:`compress`). Units with the same content terms collapse into one, keeping every
-    source turn."""
+    source turn.
+
+    Every sentence of the user's turns becomes units. Of another speaker's turn (an assistant), only its
+    proposals (Idea, ActionItem; at most three per turn): a rule-based splitter cannot tell an answer's claims
+    from its filler, and on an assistant's long answers it gave ~250 fragments per LongMemEval session that
+    repeated the turn's chunks (which stay retrievable) and buried the user's own units."""
     user_roles = {r.lower() for r in payload.user_roles}
     units: list[AtomicUnit] = []
     index: dict[tuple[str, str], AtomicUnit] = {}
     for t_idx, turn in enumerate(payload.turns):
         from_user = turn.role.lower() in user_roles
+        budget = None if from_user else OTHER_SPEAKER_UNITS_PER_TURN
         for sentence in split_sentences(turn.content):
             bare = clean_surface(sentence)
             if not bare or NOISE.match(sentence.strip()) or NOISE.match(bare):
@@ -221,6 +230,8 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
                 )
                 if category == "Fact" and sentence_category in ("Provisional", "Idea"):
                     category = sentence_category
+                if budget is not None and (category not in OTHER_SPEAKER_CATEGORIES or budget <= 0):
+                    continue
                 key = (category, _key(text))
                 if key in index:
                     if t_idx not in index[key].turns:
@@ -229,6 +240,8 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
                 unit = AtomicUnit(category=category, text=text, turns=[t_idx])
                 index[key] = unit
                 units.append(unit)
+                if budget is not None:
+                    budget -= 1
     return ExtractUnitsOutput(units=units)
 
 
