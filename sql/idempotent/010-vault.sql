@@ -69,6 +69,9 @@ BEGIN
     END IF;
     EXECUTE format('ALTER TABLE memvault.block ALTER COLUMN embedding TYPE vector(%s)', p_dim);
     EXECUTE format('ALTER TABLE memvault.entity ALTER COLUMN embedding TYPE vector(%s)', p_dim);
+    -- A new type resets the column's storage: vectors stay in the row (see 005-vector-storage.sql).
+    ALTER TABLE memvault.block ALTER COLUMN embedding SET STORAGE MAIN;
+    ALTER TABLE memvault.entity ALTER COLUMN embedding SET STORAGE MAIN;
     EXECUTE 'CREATE INDEX IF NOT EXISTS block_embedding_hnsw ON memvault.block '
             'USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)';
     EXECUTE 'CREATE INDEX IF NOT EXISTS entity_embedding_hnsw ON memvault.entity '

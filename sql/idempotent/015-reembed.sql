@@ -21,6 +21,8 @@ BEGIN
     IF v_cfg.next_name IS NULL THEN
         EXECUTE format('ALTER TABLE memvault.block ADD COLUMN IF NOT EXISTS embedding_next vector(%s)', p_dim);
         EXECUTE format('ALTER TABLE memvault.entity ADD COLUMN IF NOT EXISTS embedding_next vector(%s)', p_dim);
+        ALTER TABLE memvault.block ALTER COLUMN embedding_next SET STORAGE MAIN;  -- in the row (005-vector-storage)
+        ALTER TABLE memvault.entity ALTER COLUMN embedding_next SET STORAGE MAIN;
         UPDATE memvault.embedder_config SET next_name = p_name, next_dim = p_dim RETURNING * INTO v_cfg;
     END IF;
     RETURN v_cfg;
