@@ -16,6 +16,10 @@ from pgvector.psycopg import register_vector
 from app.models.base import Embedder
 
 
+# The text a block's embedding was made from (WriteItem.embedding_text): its context line, then the memory.
+BLOCK_EMBEDDING_TEXT = "concat_ws(E'\\n', metadata->>'context', normalized)"
+
+
 @dataclass(frozen=True, slots=True)
 class ReembedResult:
     blocks: int
@@ -47,7 +51,7 @@ def reembed(url: str, embedder: Embedder, *, batch: int = 256, progress=lambda n
         conn.execute("SELECT memvault.reembed_begin_v1(%s, %s)", (embedder.name, embedder.dim))
         conn.commit()
         register_vector(conn)  # the shadow column's type is new to this connection's adapters
-        blocks = _fill(conn, "block", "normalized", embedder, batch, progress)
+        blocks = _fill(conn, "block", BLOCK_EMBEDDING_TEXT, embedder, batch, progress)
         entities = _fill(conn, "entity", "name", embedder, batch, progress)
         conn.execute("SELECT memvault.reembed_switch_v1()")
         conn.commit()

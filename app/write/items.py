@@ -14,7 +14,11 @@ CATEGORIES = ("Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionI
 
 @dataclass(frozen=True, slots=True)
 class WriteItem:
-    """One candidate memory. ``said_at`` is when it was said (its valid time starts then)."""
+    """One candidate memory. ``said_at`` is when it was said (its valid time starts then).
+
+    ``context`` is what was said just before (for a turn's chunk: the end of the previous turn). It is embedded
+    and indexed with the memory, so "They were scared but we reassured them" is found by a question about the
+    accident it answers, but it is not part of the memory's content (kept in ``metadata.context``)."""
 
     content: str
     said_at: datetime
@@ -26,6 +30,11 @@ class WriteItem:
     session_id: str | None = None
     turn_ids: tuple[int, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    context: str | None = None
+
+    def embedding_text(self, normalized: str) -> str:
+        """The text the embedder reads: the context line, then the (normalized) memory."""
+        return f"{self.context}\n{normalized}" if self.context else normalized
 
 
 @dataclass(frozen=True, slots=True)

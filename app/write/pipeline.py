@@ -85,7 +85,8 @@ class WriteTrack:
         prepared = [self._normalize_and_gate(i, item) for i, item in enumerate(items)]
         passing = [p for p in prepared if p.rejected is None]
         if passing:
-            vectors = await asyncio.to_thread(self.services.embedder.embed_documents, [p.normalized for p in passing])
+            vectors = await asyncio.to_thread(self.services.embedder.embed_documents,
+                                              [p.item.embedding_text(p.normalized) for p in passing])
             counts = count_batch(self._tokens, [p.item.content for p in passing], threads=1)
             for p, vec, n in zip(passing, vectors, counts, strict=True):
                 p.embedding, p.tokens = vec, int(n)
@@ -237,7 +238,7 @@ class WriteTrack:
             "session_id": p.item.session_id, "source_kind": p.item.source_kind,
             "trust_score": trust_for(p.item.source_kind, p.item.trust_score), "confidence": p.item.confidence,
             "source_turn_ids": list(p.item.turn_ids), "valid_at": p.item.said_at.isoformat(),
-            "metadata": p.item.metadata,
+            "metadata": {**p.item.metadata, "context": p.item.context} if p.item.context else p.item.metadata,
         } for p in creating]
         cur = await conn.execute("SELECT * FROM memvault.insert_blocks_v1(%s, %s::jsonb, %s)",
                                  (vault.id, json.dumps(rows, default=str), [p.embedding for p in creating]))

@@ -26,6 +26,10 @@ from app.write.pipeline import Hook, WriteTrack
 from app.write.provenance import ROLE_TO_SOURCE
 
 ROLES = ("user", "assistant", "system", "tool")
+# How much of the previous turn is embedded and indexed with a turn's chunks (its end: what this turn follows).
+# Measured on the LoCoMo dev file (USE embedder, turns as units): dense coverage@10 0.31 -> 0.51 with the
+# previous turn as context, full-text 0.58 -> 0.67.
+CONTEXT_WORDS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +67,19 @@ class SessionTrack:
         self._validate(turns)
         payload = [{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns]
         async with self.services.db.transaction(vault.id) as conn:
+            cur = await conn.execute("SELECT content FROM memvault.turn WHERE vault_id = %s AND session_id = %s "
+                                     "ORDER BY seq DESC LIMIT 1", (vault.id, session_id))
+            before = await cur.fetchone()
             cur = await conn.execute("SELECT * FROM memvault.append_turns_v1(%s, %s, %s::jsonb)",
                                      (vault.id, session_id, json.dumps(payload)))
             ids = [r["turn_id"] for r in await cur.fetchall()]
+            previous = [before["content"] if before else None, *(t.content for t in turns[:-1])]
             items = [
                 WriteItem(content=chunk, said_at=t.said_at, source_kind=ROLE_TO_SOURCE[t.role], kind="chunk",
                           confidence=0.6, session_id=session_id, turn_ids=(turn_id,),
-                          metadata={"role": t.role, "part": n} if n else {"role": t.role})
-                for t, turn_id in zip(turns, ids, strict=True)
+                          metadata={"role": t.role, "part": n} if n else {"role": t.role},
+                          context=turn_context(prev))
+                for t, turn_id, prev in zip(turns, ids, previous, strict=True)
                 for n, chunk in enumerate(chunk_turn(t.content, self.chunking))
             ]
             results = await self.write.apply(conn, vault, await self.write.prepare(vault, items, conn)) if items else []
@@ -168,6 +177,14 @@ class SessionTrack:
                 raise InvalidInput(f"turn {i}: content is empty")
             if t.said_at.tzinfo is None:
                 raise InvalidInput(f"turn {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
+
+
+def turn_context(previous: str | None, words: int = CONTEXT_WORDS) -> str | None:
+    """A chunk's context: the end of the turn before it in the session (what this turn answers or follows)."""
+    if not previous or not previous.strip():
+        return None
+    tail = previous.split()[-words:]
+    return ("… " if len(previous.split()) > words else "") + " ".join(tail)
 
 
 def _unit_source(turns: list[dict], indexes: list[int]) -> str:

@@ -82,8 +82,9 @@ CREATE OR REPLACE FUNCTION memvault.insert_blocks_v1(p_vault uuid, p_items jsonb
                 trust_score, confidence, source_turn_ids, quarantine_tags, valid_at, metadata)
             SELECT p_vault, j->>'kind', j->>'category', j->>'content', j->>'normalized',
                    coalesce(j->'norm_spans', '[]'::jsonb), j->>'summary', emb,
-                   memvault.sparse_document_v1(CASE WHEN j->>'normalized' = j->>'content' THEN j->>'content'
-                                                    ELSE (j->>'content') || ' ' || (j->>'normalized') END),
+                   memvault.sparse_document_v1(concat_ws(' ', j->>'content',
+                                                         nullif(j->>'normalized', j->>'content'),
+                                                         j->'metadata'->>'context')),
                    (j->>'fingerprint')::bigint, decode(j->>'content_hash', 'hex'), j->>'lang',
                    coalesce((j->>'token_count')::integer, 0), j->>'session_id', j->>'source_kind',
                    (j->>'trust_score')::real, (j->>'confidence')::real,
