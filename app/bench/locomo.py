@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from app.bench.data import LocomoConversation
-from app.bench.harness import (PIPELINES, IngestStats, ingest_sessions, make_retriever, memories_for,
-                               timed_recall)
+from app.bench.harness import (PIPELINES, IngestStats, analyze_blocks, ingest_sessions, make_retriever,
+                               memories_for, timed_recall)
 from app.bench.metrics import EvidenceTurn, evidence_coverage, mean, percentile, tokens_at
 from app.services import Services
 
@@ -84,6 +84,7 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
             async with scratch_vault(services, "bench-locomo") as vault:
                 turn_ids = await ingest_sessions(services, vault, conv.sessions, close=close_sessions,
                                                  stats=stats)
+                await analyze_blocks(services)
                 if bar is not None:
                     bar.update(conv.turn_count)
                 evidence_of: dict[str, EvidenceTurn] = {}  # dia_id -> archived turn id and text

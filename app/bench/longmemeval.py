@@ -9,6 +9,7 @@ sessions through provenance, sessions rank by first appearance, and recall asks 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
@@ -16,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from app.bench.data import LmeQuestion
-from app.bench.harness import (PIPELINES, IngestStats, Retriever, ingest_sessions, make_retriever,
-                               memories_for, timed_recall)
+from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions,
+                               make_retriever, memories_for, timed_recall)
 from app.bench.metrics import Memory, mean, ndcg, percentile, rank_sessions, recall_all, recall_any, tokens_at
 from app.services import Services
 
@@ -44,6 +45,8 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                         "sessions are dated hours after the question, the same day), or now")
     p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
                    help="close each session after ingest (atomic units + summary); default on")
+    p.add_argument("--jobs", type=int, default=2,
+                   help="concurrent writers ingesting haystacks (default 2); recall always runs alone")
     p.set_defaults(func=handler)
 
 
@@ -57,7 +60,7 @@ def handler(args: argparse.Namespace) -> int:
 
     async def core(services: Services) -> dict:
         return await run_longmemeval(services, questions, pipeline=args.pipeline,
-                                     close_sessions=args.close_sessions, as_of=args.as_of)
+                                     close_sessions=args.close_sessions, as_of=args.as_of, jobs=args.jobs)
 
     result = run_bench(core)
     print(format_table(result, title=f"LongMemEval {args.path.name} · pipeline {args.pipeline}"))
@@ -91,19 +94,26 @@ async def recall_sessions(services: Services, retriever: Retriever, vault: Any, 
 
 async def run_longmemeval(services: Services, questions: list[LmeQuestion], *, pipeline: str = "full",
                           close_sessions: bool = True, show_progress: bool = True,
-                          as_of: str = "question") -> dict[str, Any]:
+                          as_of: str = "question", jobs: int = 1) -> dict[str, Any]:
     results = await run_longmemeval_pipelines(services, questions, pipelines=(pipeline,),
                                               close_sessions=close_sessions, show_progress=show_progress,
-                                              as_of=as_of)
+                                              as_of=as_of, jobs=jobs)
     return results[pipeline]
 
 
 async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuestion], *,
                                     pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
-                                    show_progress: bool = True, as_of: str = "question") \
-        -> dict[str, dict[str, Any]]:
+                                    show_progress: bool = True, as_of: str = "question", jobs: int = 1,
+                                    batch: int = 8) -> dict[str, dict[str, Any]]:
     """Ingest each question's haystack once, then recall it through every pipeline (baselines first: the full
-    pipeline writes access counts back, which only it reads)."""
+    pipeline writes access counts back, which only it reads).
+
+    Questions go in batches of ``batch``: their haystacks are ingested by ``jobs`` concurrent writers (each
+    question in its own vault), then the batch's questions are recalled one at a time, so recall latency is
+    measured with no ingest running beside it. ``ingest_turns_per_s`` is per writer (turns over the summed
+    time of the ingests)."""
+    from contextlib import AsyncExitStack
+
     from app.bench.runtime import progress, scratch_vault
 
     order = sorted(pipelines, key=lambda p: p == "full")
@@ -113,25 +123,37 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
     details: dict[str, list[dict[str, Any]]] = {p: [] for p in order}
     bar = progress(sum(q.turn_count for q in scored), f"longmemeval/{'+'.join(order)}", unit="turn") \
         if show_progress else None
+    limit = asyncio.Semaphore(max(1, jobs))
+
+    async def ingest(vault: Any, q: LmeQuestion) -> None:
+        async with limit:
+            before = stats.turns
+            await ingest_sessions(services, vault, q.sessions, close=close_sessions, stats=stats)
+            if bar is not None:
+                bar.update(stats.turns - before)
+
     try:
-        for q in scored:
-            async with scratch_vault(services, "bench-lme") as vault:
-                before = stats.turns
-                await ingest_sessions(services, vault, q.sessions, close=close_sessions, stats=stats)
-                gold = set(q.answer_session_ids)
-                for p in order:
-                    memories, ranked, ms = await recall_sessions(services, retrievers[p], vault, q, as_of)
-                    details[p].append({
-                        "question_id": q.id, "type": q.type, "ms": round(ms, 2),
-                        "tokens@10": tokens_at(memories, 10), "memories": len(memories), "gold": sorted(gold),
-                        "ranked": ranked[:SESSIONS_K],
-                        "top": [[m.block_id, m.sessions[0] if m.sessions else None] for m in memories[:10]],
-                        **session_scores(ranked, gold),
-                    })
-                if bar is not None:
-                    bar.update(stats.turns - before)
-                    last = details[order[-1]]
-                    bar.set_postfix(any5=f"{mean(d['recall_any@5'] for d in last):.3f}")
+        for start in range(0, len(scored), max(1, batch)):
+            group = scored[start:start + max(1, batch)]
+            async with AsyncExitStack() as stack:
+                vaults = [await stack.enter_async_context(scratch_vault(services, "bench-lme")) for _ in group]
+                async with asyncio.TaskGroup() as tg:
+                    for vault, q in zip(vaults, group, strict=True):
+                        tg.create_task(ingest(vault, q))
+                await analyze_blocks(services)
+                for vault, q in zip(vaults, group, strict=True):
+                    gold = set(q.answer_session_ids)
+                    for p in order:
+                        memories, ranked, ms = await recall_sessions(services, retrievers[p], vault, q, as_of)
+                        details[p].append({
+                            "question_id": q.id, "type": q.type, "ms": round(ms, 2),
+                            "tokens@10": tokens_at(memories, 10), "memories": len(memories),
+                            "gold": sorted(gold), "ranked": ranked[:SESSIONS_K],
+                            "top": [[m.block_id, m.sessions[0] if m.sessions else None] for m in memories[:10]],
+                            **session_scores(ranked, gold),
+                        })
+            if bar is not None:
+                bar.set_postfix(any5=f"{mean(d['recall_any@5'] for d in details[order[-1]]):.3f}")
     finally:
         if bar is not None:
             bar.close()

@@ -61,7 +61,11 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-type", type=int,
                    help="LongMemEval: the first N questions of each type (a quick run)")
     p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
-                   help="close each session after ingest (atomic units + summary); default on")
+                   help="LoCoMo: close each session after ingest (atomic units + summary); default on")
+    p.add_argument("--lme-close-sessions", action=argparse.BooleanOptionalAction, default=False,
+                   help="LongMemEval: close each session too; default off (it doubles the ingest time of "
+                        "~29k turns and does not fit the 20-minute budget)")
+    p.add_argument("--jobs", type=int, default=2, help="LongMemEval: concurrent haystack writers (default 2)")
     p.add_argument("--ingest-turns", type=int, default=3000, help="turns for the ingest benchmark")
     p.add_argument("--guard-limit", type=int, help="at most N texts per guard input (a quick run)")
     p.add_argument("--lme-results", type=Path, help="render LongMemEval from a saved multi-pipeline result")
@@ -104,7 +108,9 @@ def handler(args: argparse.Namespace) -> int:
     pipelines = [p for p in args.pipelines.split(",") if p]
     skip = {s for s in args.skip.split(",") if s}
     runs: dict[str, Any] = {"pipelines": pipelines, "timings_s": {}, "notes": {}, "outputs": {},
-                            "conditions": list(args.note)}
+                            "conditions": list(args.note),
+                            "settings": {"lme_close": args.lme_close_sessions, "locomo_close": args.close_sessions,
+                                         "jobs": args.jobs}}
     started = time.perf_counter()
     if args.lme_results:
         runs["longmemeval"] = _saved(runs, args.lme_results)
@@ -168,7 +174,7 @@ async def _retrieval(args: argparse.Namespace, runs: dict[str, Any], pipelines: 
                 questions = per_type(questions, args.per_type)
             t0 = time.perf_counter()
             runs["longmemeval"] = await run_longmemeval_pipelines(
-                services, questions, pipelines=pipelines, close_sessions=args.close_sessions)
+                services, questions, pipelines=pipelines, close_sessions=args.lme_close_sessions, jobs=args.jobs)
             runs["timings_s"]["longmemeval"] = round(time.perf_counter() - t0, 1)
         if "locomo" not in skip and not args.locomo_results:
             t0 = time.perf_counter()
@@ -235,8 +241,13 @@ def render(runs: dict[str, Any], images: dict[str, Path], base: Path) -> str:
         "commands): " + ", ".join(f"{k} {v:.0f} s" for k, v in t.items()) + ".",
         "",
     ]
-    if runs.get("conditions"):
-        lines += ["Conditions of this run:", "", *[f"- {c}" for c in runs["conditions"]], ""]
+    settings = runs.get("settings") or {}
+    conditions = [*([f"LongMemEval sessions closed after ingest: {'yes' if settings['lme_close'] else 'no'}; "
+                     f"LoCoMo sessions closed: {'yes' if settings['locomo_close'] else 'no'}; LongMemEval "
+                     f"haystacks ingested by {settings['jobs']} concurrent writers, recalls run alone."]
+                    if settings else []), *runs.get("conditions", [])]
+    if conditions:
+        lines += ["Conditions of this run:", "", *[f"- {c}" for c in conditions], ""]
     lines += [
         "Pipelines: `dense` (exact cosine over the block embeddings), `sparse` (Postgres full text: OR of "
         "the query's lexemes ranked by ts_rank_cd), `rrf` (top 100 of both fused with 1/(60+rank)); these "
