@@ -74,7 +74,7 @@ class ArchetypeIndex:
         if missing:
             vectors = await asyncio.to_thread(emb.embed_documents, [r["query"] for r in missing])
             await services.db.fetchone(
-                "SELECT memvault.set_archetype_embeddings_v1(%s, %s, %s) AS n",
+                "SELECT memvault.set_archetype_embeddings_v1(%s, %s, %b) AS n",
                 (emb.name, [r["id"] for r in missing], list(vectors)),
             )
         rows = await services.db.fetchall("SELECT * FROM memvault.archetypes_v1(%s)", (emb.name,))

@@ -96,7 +96,7 @@ class GraphBuild:
             entity_id, rule = resolver.resolve(name, vec_of[name])
             if entity_id is None:
                 cur = await conn.execute(
-                    "SELECT * FROM memvault.upsert_entities_v1(%s, %s::jsonb, %s)",
+                    "SELECT * FROM memvault.upsert_entities_v1(%s, %s::jsonb, %b)",
                     (vault_id, json.dumps([{"name": name, "key": canonical_key(name)}]), [vec_of[name]]))
                 row = await cur.fetchone()
                 entity_id = row["entity_id"]

