@@ -144,6 +144,7 @@ block = Table(
     Index("block_hash_idx", "vault_id", "content_hash"),
     Index("block_valid_idx", "vault_id", "valid_at"),
     Index("block_session_idx", "vault_id", "session_id"),
+    Index("block_superseded_idx", "vault_id", "superseded_by", postgresql_where="superseded_by IS NOT NULL"),
 )
 
 block_history = Table(
@@ -210,6 +211,7 @@ entity_alias = Table(
     PrimaryKeyConstraint("vault_id", "alias_key"),
     ForeignKeyConstraint(["vault_id", "entity_id"], ["memvault.entity.vault_id", "memvault.entity.id"],
                          ondelete="CASCADE"),
+    Index("entity_alias_entity_idx", "vault_id", "entity_id"),
 )
 
 triple = Table(
