@@ -127,10 +127,9 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
 
     async def ingest(vault: Any, q: LmeQuestion) -> None:
         async with limit:
-            before = stats.turns
             await ingest_sessions(services, vault, q.sessions, close=close_sessions, stats=stats)
             if bar is not None:
-                bar.update(stats.turns - before)
+                bar.update(q.turn_count)  # not a difference of stats.turns: the other writer adds to it too
 
     try:
         for start in range(0, len(scored), max(1, batch)):
