@@ -65,6 +65,7 @@ api_key = Table(
     Column("created_at", TZ, nullable=False),
     Column("revoked_at", TZ),
     ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+    Index("api_key_vault_idx", "vault_id"),
 )
 
 session = Table(

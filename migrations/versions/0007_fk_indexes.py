@@ -1,5 +1,5 @@
-"""Indexes behind the foreign keys that had none (block.superseded_by, entity_alias.entity_id): dropping a large
-vault deleted row by row with a table scan each.
+"""Indexes behind the foreign keys that had none (block.superseded_by, entity_alias.entity_id,
+api_key.vault_id): dropping a large vault deleted row by row with a table scan each.
 
 The statements live in sql/incremental/007-fk-indexes.sql; the functions are re-applied as in every revision.
 
