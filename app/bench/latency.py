@@ -139,6 +139,7 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
                       vault_name: str | None, keep: bool) -> dict[str, Any]:
     from contextlib import asynccontextmanager
 
+    from app.bench.harness import analyze_blocks
     from app.bench.runtime import progress, scratch_vault
     from app.read.config import RecallOptions
     from app.read.recall import recall
@@ -165,30 +166,28 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         t_build = time.perf_counter()
         async with services.db.transaction() as conn:
             await conn.execute("REINDEX INDEX memvault.block_embedding_hnsw")
-        async with services.db.transaction() as conn:
-            await conn.execute("ANALYZE memvault.block")
+        await analyze_blocks(services)
         index_build_s = time.perf_counter() - t_build
         _, qs = await asyncio.to_thread(corpus)
         qs = qs or ["What did I say about my trip?"]
         pick = [qs[i % len(qs)] for i in range(max(queries, slow_queries) + 10)]
         for q in pick[:10]:  # warm caches and pools
             await recall(services, vault, q, RecallOptions(thinking="fast", use_prefetch=False))
-        fast: list[float] = []
-        bar = progress(queries, "fast", "q")
-        for q in pick[10:10 + queries]:
-            t = time.perf_counter()
-            await recall(services, vault, q, RecallOptions(thinking="fast", use_prefetch=False))
-            fast.append((time.perf_counter() - t) * 1000)
-            bar.update(1)
-        bar.close()
-        slow: list[float] = []
-        bar = progress(slow_queries, "slow", "q")
-        for q in pick[10:10 + slow_queries]:
-            t = time.perf_counter()
-            await recall(services, vault, q, RecallOptions(thinking="slow", use_prefetch=False))
-            slow.append((time.perf_counter() - t) * 1000)
-            bar.update(1)
-        bar.close()
+
+        async def timed(thinking: str, count: int) -> list[float]:
+            """Milliseconds of each recall forced to ``thinking``, query embedding included."""
+            out: list[float] = []
+            bar = progress(count, thinking, "q")
+            for q in pick[10:10 + count]:
+                t = time.perf_counter()
+                await recall(services, vault, q, RecallOptions(thinking=thinking, use_prefetch=False))
+                out.append((time.perf_counter() - t) * 1000)
+                bar.update(1)
+            bar.close()
+            return out
+
+        fast = await timed("fast", queries)
+        slow = await timed("slow", slow_queries)
         size = await services.db.fetchone("SELECT pg_database_size(current_database()) AS b")
         return {
             "memories": memories,

@@ -272,6 +272,13 @@ def render(runs: dict[str, Any], images: dict[str, Path], base: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _pipeline_table(res: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> list[str]:
+    """One row per pipeline: its scores, context cost and recall latency."""
+    return _table(["pipeline", *metrics, "tokens@10", "p50 ms", "p95 ms"],
+                  [[p, *[r[m] for m in metrics], r["tokens@10"], r["recall_p50_ms"], r["recall_p95_ms"]]
+                   for p, r in res.items()])
+
+
 def _lme_section(runs: dict[str, Any], images: dict[str, Path], base: Path) -> list[str]:
     from app.bench.longmemeval import METRICS
 
@@ -284,9 +291,7 @@ def _lme_section(runs: dict[str, Any], images: dict[str, Path], base: Path) -> l
              "haystack (~48 sessions, user and assistant turns) is ingested into a fresh vault and the "
              "question is recalled as of its date. @k = the top k distinct sessions, ranked by first "
              "appearance.", ""]
-    lines += _table(["pipeline", *METRICS, "tokens@10", "p50 ms", "p95 ms"],
-                    [[p, *[r[m] for m in METRICS], r["tokens@10"], r["recall_p50_ms"], r["recall_p95_ms"]]
-                     for p, r in res.items()])
+    lines += _pipeline_table(res, METRICS)
     lines += ["", f"Ingest: {first['ingest_turns_per_s']:.1f} turns/s through the write track.", ""]
     name = "full" if "full" in res else next(iter(res))
     lines += [f"By question type ({name}):", ""]
@@ -308,9 +313,7 @@ def _locomo_section(runs: dict[str, Any], images: dict[str, Path], base: Path) -
              f"One vault per conversation, sessions at their dates; {first['questions']} questions with "
              "evidence outside category 5. recall@k = the fraction of a question's evidence turns covered by "
              "the top-k memories (provenance points at the turn, or the memory contains its text).", ""]
-    lines += _table(["pipeline", *METRICS, "tokens@10", "p50 ms", "p95 ms"],
-                    [[p, *[r[m] for m in METRICS], r["tokens@10"], r["recall_p50_ms"], r["recall_p95_ms"]]
-                     for p, r in res.items()])
+    lines += _pipeline_table(res, METRICS)
     name = "full" if "full" in res else next(iter(res))
     lines += ["", f"Ingest: {first['ingest_turns_per_s']:.1f} turns/s. By category ({name}):", ""]
     lines += _table(["category", "n", *METRICS],

@@ -183,8 +183,8 @@ def turn_context(previous: str | None, words: int = CONTEXT_WORDS) -> str | None
     """A chunk's context: the end of the turn before it in the session (what this turn answers or follows)."""
     if not previous or not previous.strip():
         return None
-    tail = previous.split()[-words:]
-    return ("… " if len(previous.split()) > words else "") + " ".join(tail)
+    said = previous.split()
+    return ("… " if len(said) > words else "") + " ".join(said[-words:])
 
 
 def _unit_source(turns: list[dict], indexes: list[int]) -> str:
