@@ -16,7 +16,7 @@ CATEGORIES = ("Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionI
 class WriteItem:
     """One candidate memory. ``said_at`` is when it was said (its valid time starts then).
 
-    ``context`` is what was said just before (for a turn's chunk: the end of the previous turn). It is embedded
+    ``context`` is what was said just before (for a turn's first chunk: the end of the previous turn). It is embedded
     and indexed with the memory, so "They were scared but we reassured them" is found by a question about the
     accident it answers, but it is not part of the memory's content (kept in ``metadata.context``)."""
 

@@ -65,3 +65,16 @@ async def test_vectors_are_stored_in_the_row(services) -> None:
         "SELECT attrelid::regclass::text AS tbl, attstorage FROM pg_attribute "
         "WHERE attname = 'embedding' AND attrelid IN ('memvault.block'::regclass, 'memvault.entity'::regclass)")
     assert {r["tbl"]: r["attstorage"] for r in rows} == {"memvault.block": "m", "memvault.entity": "m"}
+
+
+async def test_only_a_turns_first_chunk_carries_the_context(services, vault) -> None:
+    """What a turn follows belongs to its start: its later chunks are embedded on their own."""
+    track = SessionTrack(services)
+    long_answer = "\n\n".join(f"Paragraph {i}: " + "the itinerary covers museums, trains and food. " * 8
+                              for i in range(4))
+    await track.append_turns(vault, "s1", [TurnIn("user", "Plan my trip to Kyoto, please.", T0),
+                                           TurnIn("assistant", long_answer, T0)])
+    _question, *parts = await _chunks(services, vault)
+    assert len(parts) >= 2
+    assert parts[0]["metadata"]["context"] == "Plan my trip to Kyoto, please."
+    assert all("context" not in p["metadata"] and p["embedded"] == p["content"] for p in parts[1:])
