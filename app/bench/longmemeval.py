@@ -4,6 +4,10 @@ Each question gets a fresh vault; its whole haystack (user and assistant turns, 
 through the write track; the question is recalled as of its ``question_date``. Returned memories map to
 sessions through provenance, sessions rank by first appearance, and recall asks for enough memories to fill
 10 distinct sessions. Abstention questions (ids ending ``_abs``) are not scored, so they are not ingested.
+
+``--shared-vault NAME`` measures the same questions at scale: every question's haystack goes into one vault
+(sessions by id, each written once; the vault is kept, and a later run writes only what it lacks), so each
+question is answered from some 60 times more memories, most of them other people's conversations.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="close each session after ingest (atomic units + summary); default on")
     p.add_argument("--jobs", type=int, default=2,
                    help="concurrent writers ingesting haystacks (default 2); recall always runs alone")
+    p.add_argument("--shared-vault", metavar="NAME",
+                   help="every haystack in this one vault (kept for later runs), each question recalled there")
     p.set_defaults(func=handler)
 
 
@@ -59,11 +65,16 @@ def handler(args: argparse.Namespace) -> int:
         questions = per_type(questions, args.per_type)
 
     async def core(services: Services) -> dict:
+        if args.shared_vault:
+            return await run_longmemeval_shared(services, questions, args.shared_vault, pipeline=args.pipeline,
+                                                close_sessions=args.close_sessions, as_of=args.as_of,
+                                                jobs=args.jobs)
         return await run_longmemeval(services, questions, pipeline=args.pipeline,
                                      close_sessions=args.close_sessions, as_of=args.as_of, jobs=args.jobs)
 
     result = run_bench(core)
-    print(format_table(result, title=f"LongMemEval {args.path.name} · pipeline {args.pipeline}"))
+    where = f" · one vault: {args.shared_vault} ({result['vault_blocks']} memories)" if args.shared_vault else ""
+    print(format_table(result, title=f"LongMemEval {args.path.name} · pipeline {args.pipeline}{where}"))
     write_json(args.json_path, {k: result[k] for k in KEYS})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})
@@ -157,6 +168,55 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
         if bar is not None:
             bar.close()
     return {p: summarize(details[p], stats, skipped=len(questions) - len(scored)) for p in order}
+
+
+async def run_longmemeval_shared(services: Services, questions: list[LmeQuestion], vault_name: str, *,
+                                 pipeline: str = "full", close_sessions: bool = True, as_of: str = "question",
+                                 jobs: int = 2, show_progress: bool = True) -> dict[str, Any]:
+    """All haystacks in one vault (each session once, ``jobs`` writers), then every question recalled there."""
+    from app.bench.runtime import progress
+    from app.errors import NotFound
+    from app.vaults import create_vault, get_vault
+
+    scored = [q for q in questions if not q.abstention and q.answer_session_ids]
+    sessions = {s.id: s for q in scored for s in q.sessions}
+    try:
+        vault = await get_vault(services.db, vault_name)
+    except NotFound:
+        vault = await create_vault(services.db, vault_name)
+    rows = await services.db.fetchall("SELECT id FROM memvault.session WHERE vault_id = %s", (vault.id,),
+                                      vault_id=vault.id)
+    todo = sorted((s for sid, s in sessions.items() if sid not in {r["id"] for r in rows}), key=lambda s: s.date)
+    stats = IngestStats()
+    bar = progress(sum(len(s.turns) for s in todo), f"longmemeval/shared/{pipeline}", unit="turn") \
+        if show_progress else None
+
+    async def writer(part: list) -> None:
+        for s in part:
+            await ingest_sessions(services, vault, [s], close=close_sessions, stats=stats)
+            if bar is not None:
+                bar.update(len(s.turns))
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for j in range(max(1, jobs)):
+                tg.create_task(writer(todo[j::max(1, jobs)]))
+    finally:
+        if bar is not None:
+            bar.close()
+    if todo:
+        await analyze_blocks(services, vacuum=True)
+    retriever = make_retriever(services, pipeline)
+    details = []
+    for q in scored:
+        memories, ranked, ms = await recall_sessions(services, retriever, vault, q, as_of)
+        details.append({"question_id": q.id, "type": q.type, "ms": round(ms, 2),
+                        "tokens@10": tokens_at(memories, 10), "memories": len(memories),
+                        "gold": sorted(q.answer_session_ids), "ranked": ranked[:SESSIONS_K],
+                        **session_scores(ranked, set(q.answer_session_ids))})
+    size = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE vault_id = %s", (vault.id,),
+                                      vault_id=vault.id)
+    return {**summarize(details, stats, skipped=len(questions) - len(scored)), "vault_blocks": int(size["n"])}
 
 
 def session_scores(ranked: list[str], gold: set[str]) -> dict[str, float]:

@@ -111,8 +111,8 @@ async def _drop(services: Services, vault: Vault, attempts: int = 3) -> None:
             return
         except MemvaultError as exc:
             if attempt == attempts:
-                print(f"bench: could not drop vault {vault.name} ({exc}); drop it later with "
-                      f"`memvault vault delete` or SQL", file=sys.stderr)
+                print(f"bench: could not drop vault {vault.name} ({exc}); drop it later in the benchmark "
+                      f"database: SELECT memvault.drop_vault_v1('{vault.id}')", file=sys.stderr)
                 return
             await asyncio.sleep(0.5 * attempt)
 

@@ -11,7 +11,8 @@ from app.bench.data import load_locomo, load_longmemeval
 from app.bench.locomo import KEYS as LOCOMO_KEYS
 from app.bench.locomo import run_locomo
 from app.bench.longmemeval import KEYS as LME_KEYS
-from app.bench.longmemeval import run_longmemeval
+from app.bench.longmemeval import run_longmemeval, run_longmemeval_shared
+from app.vaults import get_vault
 
 SESSIONS = {
     "s-dog": [("user", "I adopted a golden retriever puppy last week and named him Biscuit."),
@@ -74,6 +75,23 @@ async def test_longmemeval_bench_end_to_end(services, tmp_path, pipeline):
     assert 0 < result["recall_p50_ms"] <= result["recall_p95_ms"]
     # the benchmark's vaults are dropped afterwards
     assert await services.db.fetchall("SELECT name FROM memvault.vault WHERE name LIKE 'bench-%%'") == []
+
+
+async def test_longmemeval_shared_vault_writes_each_session_once_and_keeps_the_vault(services, tmp_path):
+    """``--shared-vault``: both questions' haystacks (the same three sessions) go into one vault, each session
+    written once; the vault stays, and a second run writes nothing and scores the same."""
+    questions = load_longmemeval(_lme_file(tmp_path))
+    first = await run_longmemeval_shared(services, questions, "lme-shared-test", show_progress=False)
+    assert set(LME_KEYS) <= set(first) and first["questions"] == 2
+    assert first["recall_any@5"] == 1.0 and first["ingest_turns_per_s"] > 0
+    vault = await get_vault(services.db, "lme-shared-test")
+    sessions = await services.db.fetchall("SELECT id FROM memvault.session WHERE vault_id = %s ORDER BY id",
+                                          (vault.id,), vault_id=vault.id)
+    assert [r["id"] for r in sessions] == sorted(SESSIONS)
+    again = await run_longmemeval_shared(services, questions, "lme-shared-test", show_progress=False)
+    assert again["vault_blocks"] == first["vault_blocks"] > 0
+    assert again["ingest_turns_per_s"] == 0.0  # nothing left to write
+    assert again["recall_any@5"] == 1.0
 
 
 @pytest.mark.parametrize("pipeline", ["full", "dense"])
