@@ -2,11 +2,11 @@
 
 A vault of N memories is filled with real conversational text (the sentences of the LongMemEval and LoCoMo dev
 files; when N needs more, sentences are paired with their neighbours, which varies them without making up
-words) through the write track, in batches. The HNSW index is then rebuilt and the table vacuumed and analyzed,
-as autovacuum would within a minute (``index_build_s``: what a restore or a re-embed costs). Queries are the
-files' real questions: ``fast`` forces thinking mode fast, ``slow`` the same queries forced slow (multi-query, cascade recall, CRAG) with the offline
-default models. Every recall is the full ``recall`` (classify, search, scoring, rerank gate, sanitize, format,
-write-back and recall_log), query embedding included.
+words) through the write track, in batches. The HNSW index is then rebuilt and the table vacuumed and
+analyzed, as autovacuum would within a minute (``index_build_s``: what a restore or a re-embed costs). Queries
+are the files' real questions: ``fast`` forces thinking mode fast, ``slow`` the same queries forced slow
+(multi-query, cascade recall, CRAG) with the offline default models. Every recall is the full ``recall``
+(classify, search, scoring, rerank gate, sanitize, format, write-back and recall_log), query embedding included.
 
 ``--vault NAME --keep`` keeps the vault for another run (a vault that already holds N memories is not refilled).
 """

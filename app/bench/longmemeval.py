@@ -186,7 +186,8 @@ async def run_longmemeval_shared(services: Services, questions: list[LmeQuestion
         vault = await create_vault(services.db, vault_name)
     rows = await services.db.fetchall("SELECT id FROM memvault.session WHERE vault_id = %s", (vault.id,),
                                       vault_id=vault.id)
-    todo = sorted((s for sid, s in sessions.items() if sid not in {r["id"] for r in rows}), key=lambda s: s.date)
+    written = {r["id"] for r in rows}
+    todo = sorted((s for sid, s in sessions.items() if sid not in written), key=lambda s: s.date)
     stats = IngestStats()
     bar = progress(sum(len(s.turns) for s in todo), f"longmemeval/shared/{pipeline}", unit="turn") \
         if show_progress else None

