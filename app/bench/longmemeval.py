@@ -129,7 +129,7 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
 
     order = sorted(pipelines, key=lambda p: p == "full")
     retrievers = {p: make_retriever(services, p) for p in order}
-    scored = [q for q in questions if not q.abstention and q.answer_session_ids]
+    scored = _scored(questions)
     stats = IngestStats()
     details: dict[str, list[dict[str, Any]]] = {p: [] for p in order}
     bar = progress(sum(q.turn_count for q in scored), f"longmemeval/{'+'.join(order)}", unit="turn") \
@@ -152,16 +152,8 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
                         tg.create_task(ingest(vault, q))
                 await analyze_blocks(services)
                 for vault, q in zip(vaults, group, strict=True):
-                    gold = set(q.answer_session_ids)
                     for p in order:
-                        memories, ranked, ms = await recall_sessions(services, retrievers[p], vault, q, as_of)
-                        details[p].append({
-                            "question_id": q.id, "type": q.type, "ms": round(ms, 2),
-                            "tokens@10": tokens_at(memories, 10), "memories": len(memories),
-                            "gold": sorted(gold), "ranked": ranked[:SESSIONS_K],
-                            "top": [[m.block_id, m.sessions[0] if m.sessions else None] for m in memories[:10]],
-                            **session_scores(ranked, gold),
-                        })
+                        details[p].append(await _question_detail(services, retrievers[p], vault, q, as_of))
             if bar is not None:
                 bar.set_postfix(any5=f"{mean(d['recall_any@5'] for d in details[order[-1]]):.3f}")
     finally:
@@ -178,7 +170,7 @@ async def run_longmemeval_shared(services: Services, questions: list[LmeQuestion
     from app.errors import NotFound
     from app.vaults import create_vault, get_vault
 
-    scored = [q for q in questions if not q.abstention and q.answer_session_ids]
+    scored = _scored(questions)
     sessions = {s.id: s for q in scored for s in q.sessions}
     try:
         vault = await get_vault(services.db, vault_name)
@@ -198,26 +190,40 @@ async def run_longmemeval_shared(services: Services, questions: list[LmeQuestion
             if bar is not None:
                 bar.update(len(s.turns))
 
+    writers = max(1, jobs)
     try:
         async with asyncio.TaskGroup() as tg:
-            for j in range(max(1, jobs)):
-                tg.create_task(writer(todo[j::max(1, jobs)]))
+            for j in range(writers):
+                tg.create_task(writer(todo[j::writers]))
     finally:
         if bar is not None:
             bar.close()
     if todo:
         await analyze_blocks(services, vacuum=True)
     retriever = make_retriever(services, pipeline)
-    details = []
-    for q in scored:
-        memories, ranked, ms = await recall_sessions(services, retriever, vault, q, as_of)
-        details.append({"question_id": q.id, "type": q.type, "ms": round(ms, 2),
-                        "tokens@10": tokens_at(memories, 10), "memories": len(memories),
-                        "gold": sorted(q.answer_session_ids), "ranked": ranked[:SESSIONS_K],
-                        **session_scores(ranked, set(q.answer_session_ids))})
+    details = [await _question_detail(services, retriever, vault, q, as_of) for q in scored]
     size = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE vault_id = %s", (vault.id,),
                                       vault_id=vault.id)
     return {**summarize(details, stats, skipped=len(questions) - len(scored)), "vault_blocks": int(size["n"])}
+
+
+def _scored(questions: list[LmeQuestion]) -> list[LmeQuestion]:
+    """The questions that are scored: not abstentions, and with gold sessions."""
+    return [q for q in questions if not q.abstention and q.answer_session_ids]
+
+
+async def _question_detail(services: Services, retriever: Retriever, vault: Any, q: LmeQuestion,
+                           as_of: str) -> dict[str, Any]:
+    """Recall one question and score its session ranking (one row of ``details``)."""
+    memories, ranked, ms = await recall_sessions(services, retriever, vault, q, as_of)
+    gold = set(q.answer_session_ids)
+    return {
+        "question_id": q.id, "type": q.type, "ms": round(ms, 2),
+        "tokens@10": tokens_at(memories, 10), "memories": len(memories),
+        "gold": sorted(gold), "ranked": ranked[:SESSIONS_K],
+        "top": [[m.block_id, m.sessions[0] if m.sessions else None] for m in memories[:10]],
+        **session_scores(ranked, gold),
+    }
 
 
 def session_scores(ranked: list[str], gold: set[str]) -> dict[str, float]:
