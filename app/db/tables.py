@@ -124,10 +124,6 @@ block = Table(
     Column("confidence", REAL, nullable=False),
     Column("source_turn_ids", ARRAY(BigInteger), nullable=False),
     Column("tier", Text, nullable=False),
-    Column("access_count", Integer, nullable=False),
-    Column("last_accessed_at", TZ),
-    Column("feedback_up", Integer, nullable=False),
-    Column("feedback_down", Integer, nullable=False),
     Column("quarantine_tags", ARRAY(Text), nullable=False),
     Column("ppr_score", REAL, nullable=False),
     Column("valid_at", TZ, nullable=False),
@@ -169,6 +165,21 @@ block_history = Table(
     Column("replaced_at", TZ, nullable=False),
     PrimaryKeyConstraint("vault_id", "id", "version"),
     ForeignKeyConstraint(["vault_id", "id"], ["memvault.block.vault_id", "memvault.block.id"], ondelete="CASCADE"),
+)
+
+# Read-side signals of a block, apart from the wide row (sql/incremental/008-block-usage.sql): a recall's
+# write-back updates this narrow row instead of re-indexing the block.
+block_usage = Table(
+    "block_usage", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("block_id", BigInteger, nullable=False),
+    Column("access_count", Integer, nullable=False),
+    Column("last_accessed_at", TZ),
+    Column("feedback_up", Integer, nullable=False),
+    Column("feedback_down", Integer, nullable=False),
+    PrimaryKeyConstraint("vault_id", "block_id"),
+    ForeignKeyConstraint(["vault_id", "block_id"], ["memvault.block.vault_id", "memvault.block.id"],
+                         ondelete="CASCADE"),
 )
 
 block_source = Table(

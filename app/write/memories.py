@@ -11,8 +11,10 @@ from app.vaults import Vault
 
 async def get_memory(services: Services, vault: Vault, block_id: int) -> dict:
     db = services.db
-    row = await db.fetchone("SELECT * FROM memvault.block WHERE vault_id = %s AND id = %s", (vault.id, block_id),
-                            vault_id=vault.id)
+    row = await db.fetchone(
+        "SELECT b.*, coalesce(u.access_count, 0) AS access_count, u.last_accessed_at FROM memvault.block b "
+        "LEFT JOIN memvault.block_usage u ON u.vault_id = b.vault_id AND u.block_id = b.id "
+        "WHERE b.vault_id = %s AND b.id = %s", (vault.id, block_id), vault_id=vault.id)
     if row is None:
         raise NotFound(f"no memory {block_id} in vault {vault.name!r}")
     row["history"] = await db.fetchall("SELECT * FROM memvault.block_versions_v1(%s, %s) WHERE version < %s",

@@ -77,6 +77,7 @@ class MemoryOut(BaseModel):
     session_id: str | None
     source_turn_ids: list[int]
     access_count: int
+    last_accessed_at: datetime | None
     valid_at: datetime
     invalid_at: datetime | None
     superseded_by: int | None

@@ -308,8 +308,7 @@ BEGIN
         RAISE EXCEPTION 'record_recall_v1 needs a vault in scope' USING ERRCODE = 'MV422';
     END IF;
     IF p_writeback AND cardinality(p_ids) > 0 THEN
-        UPDATE memvault.block b SET access_count = b.access_count + 1, last_accessed_at = now()
-        WHERE b.vault_id = v_vault AND b.id = ANY (p_ids);
+        PERFORM memvault.touch_blocks_v1(p_ids, now());
     END IF;
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, rule, ruleset_version, detail)
     SELECT v_vault, 'read_sanitize', 'redact', (a ->> 'block_id')::bigint, a ->> 'rule', a ->> 'ruleset_version',
@@ -426,16 +425,24 @@ CREATE OR REPLACE FUNCTION memvault.audit_read_sanitize_v1(p_audits jsonb)
     SELECT count(*)::integer FROM i
 $$;
 
--- Write-back of a recall's returned blocks (access_count + 1, last_accessed_at), the read-write closed loop.
--- recall() runs it after answering, in its own transaction, so the caller does not wait for the index updates.
+-- Write-back of a recall's returned blocks (access_count + 1, last_accessed_at), the read-write closed loop, in
+-- memvault.block_usage (a narrow table: the wide block row and its indexes are not touched). recall() runs it
+-- after answering, in its own transaction. Ids are locked in order, so concurrent write-backs cannot deadlock;
+-- ids not in the vault in scope are ignored. Returns the number of blocks touched.
 CREATE OR REPLACE FUNCTION memvault.touch_blocks_v1(p_ids bigint[], p_at timestamptz DEFAULT NULL)
     RETURNS integer
     LANGUAGE sql VOLATILE
     SET search_path = memvault, pg_catalog
     AS $$
     WITH u AS (
-        UPDATE memvault.block b SET access_count = b.access_count + 1, last_accessed_at = coalesce(p_at, now())
+        INSERT INTO memvault.block_usage AS u (vault_id, block_id, access_count, last_accessed_at)
+        SELECT b.vault_id, b.id, 1, coalesce(p_at, now())
+        FROM memvault.block b
         WHERE b.vault_id = memvault.current_vault_id() AND b.id = ANY (p_ids)
+        ORDER BY b.id
+        ON CONFLICT (vault_id, block_id) DO UPDATE
+            SET access_count = u.access_count + 1,
+                last_accessed_at = greatest(u.last_accessed_at, excluded.last_accessed_at)
         RETURNING 1
     )
     SELECT count(*)::integer FROM u

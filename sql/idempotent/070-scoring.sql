@@ -139,7 +139,8 @@ CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
         SELECT DISTINCT ON (c.id) c.id, c.base FROM unnest(p_ids, p_base) AS c(id, base) ORDER BY c.id, c.base DESC
     ), ver AS (  -- the version believed at p_known_at (the current one when p_known_at is null or later)
         SELECT b.id, c.base, b.embedding, b.summary, b.digest, b.token_count, b.session_id, b.source_turn_ids,
-               b.access_count, b.feedback_up, b.feedback_down, b.ppr_score, b.quarantine_tags,
+               coalesce(bu.access_count, 0) AS access_count, coalesce(bu.feedback_up, 0) AS feedback_up,
+               coalesce(bu.feedback_down, 0) AS feedback_down, b.ppr_score, b.quarantine_tags,
                coalesce(h.version, b.version) AS version,
                coalesce(h.recorded_at, b.recorded_at) AS recorded_at,
                CASE WHEN h.id IS NULL THEN b.content ELSE h.content END AS content,
@@ -154,6 +155,7 @@ CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
                CASE WHEN h.id IS NULL THEN b.retracted_at ELSE h.retracted_at END AS retracted_at
         FROM cand c
         JOIN memvault.block b ON b.vault_id = memvault.current_vault_id() AND b.id = c.id
+        LEFT JOIN memvault.block_usage bu ON bu.vault_id = b.vault_id AND bu.block_id = b.id
         LEFT JOIN LATERAL (
             SELECT bh.* FROM memvault.block_history bh
             WHERE p_known_at IS NOT NULL AND b.recorded_at > p_known_at

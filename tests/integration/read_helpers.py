@@ -10,13 +10,17 @@ from typing import Any
 
 INSERT = """
 INSERT INTO memvault.block (vault_id, kind, category, content, normalized, summary, tsv, fingerprint, content_hash,
-    token_count, session_id, source_kind, trust_score, confidence, valid_at, embedding, tier, digest, access_count,
-    ppr_score, quarantine_tags, feedback_up, feedback_down)
+    token_count, session_id, source_kind, trust_score, confidence, valid_at, embedding, tier, digest, ppr_score,
+    quarantine_tags)
 VALUES (%(vault_id)s, %(kind)s, %(category)s, %(content)s, %(content)s, %(summary)s,
     memvault.sparse_document_v1(%(content)s), 0, %(hash)s, %(tokens)s, %(session_id)s, %(source_kind)s, %(trust)s,
-    %(confidence)s, %(valid_at)s, %(embedding)s, %(tier)s, %(digest)s, %(access_count)s, %(ppr)s, %(tags)s,
-    %(up)s, %(down)s)
+    %(confidence)s, %(valid_at)s, %(embedding)s, %(tier)s, %(digest)s, %(ppr)s, %(tags)s)
 RETURNING id
+"""
+
+USAGE = """
+INSERT INTO memvault.block_usage (vault_id, block_id, access_count, feedback_up, feedback_down)
+VALUES (%(vault_id)s, %(id)s, %(access_count)s, %(up)s, %(down)s)
 """
 
 
@@ -57,4 +61,6 @@ async def put_blocks(services, vault, mems: list[Mem | str], *, now: datetime | 
             }
             cur = await conn.execute(INSERT, params)
             ids.append((await cur.fetchone())["id"])
+            if m.access_count or m.up or m.down:
+                await conn.execute(USAGE, {**params, "id": ids[-1]})
     return ids

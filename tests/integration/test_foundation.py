@@ -70,10 +70,10 @@ def test_block_update_keeps_history(db_url: str) -> None:
                VALUES (%s, 'I live in Taipei', 'I live in Taipei', memvault.sparse_document_v1('I live in Taipei'),
                    0, '\\x00', 'user', 0.6, 0.8, now()) RETURNING id""", (vid,)).fetchone()[0]
         conn.execute("UPDATE memvault.block SET content = 'I live in Tainan' WHERE id = %s", (bid,))
-        conn.execute("UPDATE memvault.block SET access_count = access_count + 1 WHERE id = %s", (bid,))
+        conn.execute("UPDATE memvault.block SET ppr_score = 0.5 WHERE id = %s", (bid,))
         version = conn.execute("SELECT version FROM memvault.block WHERE id = %s", (bid,)).fetchone()[0]
         history = conn.execute("SELECT version, content FROM memvault.block_history WHERE id = %s", (bid,)).fetchall()
-    assert version == 2  # the access-count update is not a new version of what the block says
+    assert version == 2  # a background score is not a new version of what the block says
     assert history == [(1, "I live in Taipei")]
 
 

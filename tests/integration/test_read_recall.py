@@ -33,11 +33,19 @@ async def test_fast_recall_finds_the_right_memory_and_writes_back(services, vaul
     assert {"embed", "classify", "search", "rerank", "format", "writeback"} <= set(meta["stage_ms"])
     assert 0 < meta["tokens"]["used"] <= meta["tokens"]["budget"]
     await ReadTrack.of(services).drain()
-    row = await services.db.fetchone("SELECT access_count, last_accessed_at FROM memvault.block WHERE id = %s",
-                                     (ids[2],))
+    usage = "SELECT access_count, last_accessed_at FROM memvault.block_usage WHERE block_id = %s"
+    row = await services.db.fetchone(usage, (ids[2],))
     assert row["access_count"] == 1 and row["last_accessed_at"] is not None
     log = await services.db.fetchone("SELECT * FROM memvault.recall_log ORDER BY at DESC LIMIT 1")
     assert log["intent"] == "factual" and ids[2] in log["returned_ids"] and "search" in log["stage_ms"]
+
+    # The write-back counts in block_usage and leaves the block row (and its HNSW and GIN entries) as it was.
+    where = "SELECT ctid::text AS at FROM memvault.block WHERE id = %s"
+    before = await services.db.fetchone(where, (ids[2],))
+    await recall(services, vault, "When is the OCR project deadline?", RecallOptions(use_prefetch=False))
+    await ReadTrack.of(services).drain()
+    assert (await services.db.fetchone(usage, (ids[2],)))["access_count"] == 2
+    assert (await services.db.fetchone(where, (ids[2],))) == before
 
 
 async def test_keyword_and_chinese_queries(services, vault) -> None:
