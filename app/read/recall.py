@@ -111,8 +111,10 @@ class ReadTrack:
 
         async def touch() -> None:
             try:
-                await self.services.db.fetchone("SELECT memvault.touch_blocks_v1(%s::bigint[], %s) AS n", (ids, at),
-                                                vault_id=vault.id)
+                # Access counts are not worth a WAL flush: commit without waiting for the disk.
+                await self.services.db.fetchone(
+                    "SELECT set_config('synchronous_commit', 'off', true) AS sync, "
+                    "memvault.touch_blocks_v1(%s::bigint[], %s) AS n", (ids, at), vault_id=vault.id)
             except Exception:  # a lost access count must not fail anything; it is logged
                 log.exception("recall write-back failed for vault %s", vault.id)
             finally:

@@ -307,6 +307,12 @@ BEGIN
     IF v_vault IS NULL THEN
         RAISE EXCEPTION 'record_recall_v1 needs a vault in scope' USING ERRCODE = 'MV422';
     END IF;
+    -- A log row is not worth a WAL flush on the recall's path: without read-time sanitize hits to audit, this
+    -- transaction commits without waiting for the disk (a crash may lose the last fraction of a second of
+    -- recall_log rows; the database stays consistent).
+    IF jsonb_array_length(coalesce(p_audits, '[]'::jsonb)) = 0 THEN
+        PERFORM set_config('synchronous_commit', 'off', true);
+    END IF;
     IF p_writeback AND cardinality(p_ids) > 0 THEN
         PERFORM memvault.touch_blocks_v1(p_ids, now());
     END IF;
