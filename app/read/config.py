@@ -59,8 +59,12 @@ class SearchConfig:
     sparse_w: float = 1.0
     exact_below: int = 5000  # vaults with at most this many blocks are searched exactly, larger ones by HNSW
     ef_search: int = 100
+    # The sparse rail's terms (memvault.sparse_plan_v1): rare ones alone within sparse_single_budget estimated
+    # rows, common ones in pairs; common ones alone only to fill, within sparse_row_budget.
     sparse_max_terms: int = 8
+    sparse_single_budget: float = 1000.0
     sparse_row_budget: float = 4000.0
+    sparse_max_freq: float = 0.1
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)

@@ -58,6 +58,47 @@ CREATE OR REPLACE FUNCTION memvault.sparse_terms_v1(p_query text, p_max_terms in
     ORDER BY t.rn
 $$;
 
+-- The sparse rail's plan. Query lexemes no more frequent than p_max_freq (the rarest one always), rarest first,
+-- at most p_max_terms, each with its idf = ln(1 / freq). A row that holds only one common word scores below
+-- every row holding a rarer word or two of the words, so the first pass reads only those:
+--   single: the rarest terms while their estimated rows stay within p_single_budget (the first always);
+--   pair:   the other terms, matched two at a time ((a & b): GIN intersects their lists without reading rows).
+-- When the first pass finds fewer rows than the rail needs, the fill pass adds the common terms alone while
+-- the estimated rows of singles and fills stay within p_row_budget.
+-- Returns one row: the terms and their idf (every row is scored by all of them), the first pass's query and
+-- the fill pass's (NULL when it would match nothing more).
+CREATE OR REPLACE FUNCTION memvault.sparse_plan_v1(p_query text, p_max_terms integer DEFAULT 8,
+                                                   p_single_budget double precision DEFAULT 1000,
+                                                   p_row_budget double precision DEFAULT 4000,
+                                                   p_max_freq double precision DEFAULT 0.1)
+    RETURNS TABLE (terms tsquery[], idf double precision[], first_pass tsquery, fill_pass tsquery)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    WITH s AS (
+        SELECT st.lexeme, st.freq, st.est_rows, row_number() OVER (ORDER BY st.freq, st.lexeme) AS rarity
+        FROM memvault.lexeme_stats_v1(tsvector_to_array(memvault.sparse_document_v1(p_query))) AS st
+    ), t AS (
+        SELECT s.lexeme, s.freq, quote_literal(s.lexeme) AS lit,
+               row_number() OVER w AS rn, sum(s.est_rows) OVER w AS cum_rows
+        FROM s WHERE s.rarity = 1 OR s.freq <= p_max_freq
+        WINDOW w AS (ORDER BY s.freq, s.lexeme)
+    ), k AS (
+        SELECT t.*, (t.rn = 1 OR t.cum_rows <= p_single_budget) AS single, t.cum_rows <= p_row_budget AS fill
+        FROM t WHERE t.rn <= p_max_terms
+    ), parts AS (
+        SELECT k.lit AS part FROM k WHERE k.single
+        UNION ALL
+        SELECT format('(%s & %s)', a.lit, b.lit) FROM k a JOIN k b ON a.rn < b.rn WHERE NOT a.single AND NOT b.single
+    )
+    SELECT (SELECT array_agg(k.lit::tsquery ORDER BY k.rn) FROM k),
+           (SELECT array_agg(ln(1.0 / greatest(k.freq, 1e-9)) ORDER BY k.rn) FROM k),
+           (SELECT string_agg(parts.part, ' | ')::tsquery FROM parts),
+           (SELECT (SELECT string_agg(parts.part, ' | ') FROM parts) || ' | ' || string_agg(k.lit, ' | ')
+            FROM k WHERE NOT k.single AND k.fill)::tsquery
+    WHERE EXISTS (SELECT 1 FROM k)
+$$;
+
 -- How many blocks the vault in scope has, counted up to p_cap (enough to choose exact or HNSW search).
 CREATE OR REPLACE FUNCTION memvault.vault_block_count_v1(p_cap integer DEFAULT 5000)
     RETURNS integer
@@ -104,8 +145,8 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v1(uuid, tsquery[], double preci
 -- p_known_at (transaction time in the past), candidates are drawn from every version and the scoring stage
 -- (score_candidates_v1) keeps the version believed at p_known_at.
 -- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
--- the vault size against exact_below 5000), ef_search 100, sparse_max_terms 8, sparse_row_budget 4000,
--- noise_tags (text[]).
+-- the vault size against exact_below 5000), ef_search 100, sparse_max_terms 8, sparse_single_budget 1000,
+-- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), noise_tags (text[]).
 CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     p_qvec     vector,
     p_query    text,
@@ -134,7 +175,8 @@ DECLARE
     v_sparse   bigint[];
     v_terms    tsquery[];
     v_idf      double precision[];
-    v_any      tsquery;
+    v_first    tsquery;
+    v_fill     tsquery;
 BEGIN
     IF v_vault IS NULL THEN
         RAISE EXCEPTION 'fast_search_v1 needs a vault in scope (memvault.vault_id)' USING ERRCODE = 'MV422';
@@ -181,14 +223,22 @@ BEGIN
         END IF;
     END IF;
 
-    -- Sparse rail: rare query terms, each match scored by the idf of the terms it contains (ts_rank breaks ties).
-    SELECT array_agg(t.q ORDER BY t.freq), array_agg(t.idf ORDER BY t.freq)
-    INTO v_terms, v_idf
-    FROM memvault.sparse_terms_v1(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
-                                  coalesce((p_cfg ->> 'sparse_row_budget')::double precision, 4000)) t;
-    IF v_terms IS NOT NULL AND v_sparse_n > 0 THEN
-        SELECT string_agg(q::text, ' | ')::tsquery INTO v_any FROM unnest(v_terms) AS q;
-        v_sparse := memvault._sparse_rail_v1(v_vault, v_terms, v_idf, v_any, v_as_of, v_past, v_noise, v_sparse_n);
+    -- Sparse rail: rare terms alone and common terms in pairs, each match scored by the idf of the query's terms
+    -- it contains (ts_rank breaks ties); common terms alone only when that first pass finds too few rows.
+    IF v_sparse_n > 0 THEN
+        SELECT p.terms, p.idf, p.first_pass, p.fill_pass INTO v_terms, v_idf, v_first, v_fill
+        FROM memvault.sparse_plan_v1(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
+                                     coalesce((p_cfg ->> 'sparse_single_budget')::double precision, 1000),
+                                     coalesce((p_cfg ->> 'sparse_row_budget')::double precision, 4000),
+                                     coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1)) p;
+        IF v_first IS NOT NULL THEN
+            v_sparse := memvault._sparse_rail_v1(v_vault, v_terms, v_idf, v_first, v_as_of, v_past, v_noise,
+                                                 v_sparse_n);
+            IF coalesce(cardinality(v_sparse), 0) < v_sparse_n AND v_fill IS NOT NULL THEN
+                v_sparse := memvault._sparse_rail_v1(v_vault, v_terms, v_idf, v_fill, v_as_of, v_past, v_noise,
+                                                     v_sparse_n);
+            END IF;
+        END IF;
     END IF;
 
     RETURN QUERY
