@@ -166,7 +166,7 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         t_build = time.perf_counter()
         async with services.db.transaction() as conn:
             await conn.execute("REINDEX INDEX memvault.block_embedding_hnsw")
-        await analyze_blocks(services, vacuum=True)
+        await analyze_blocks(services, [vault], vacuum=True)
         index_build_s = time.perf_counter() - t_build
         _, qs = await asyncio.to_thread(corpus)
         qs = qs or ["What did I say about my trip?"]

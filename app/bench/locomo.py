@@ -84,7 +84,7 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
             async with scratch_vault(services, "bench-locomo") as vault:
                 turn_ids = await ingest_sessions(services, vault, conv.sessions, close=close_sessions,
                                                  stats=stats)
-                await analyze_blocks(services)
+                await analyze_blocks(services, [vault])
                 if bar is not None:
                     bar.update(conv.turn_count)
                 evidence_of: dict[str, EvidenceTurn] = {}  # dia_id -> archived turn id and text

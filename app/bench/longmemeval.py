@@ -150,7 +150,7 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
                 async with asyncio.TaskGroup() as tg:
                     for vault, q in zip(vaults, group, strict=True):
                         tg.create_task(ingest(vault, q))
-                await analyze_blocks(services)
+                await analyze_blocks(services, vaults)
                 for vault, q in zip(vaults, group, strict=True):
                     for p in order:
                         details[p].append(await _question_detail(services, retrievers[p], vault, q, as_of))
@@ -199,7 +199,7 @@ async def run_longmemeval_shared(services: Services, questions: list[LmeQuestion
         if bar is not None:
             bar.close()
     if todo:
-        await analyze_blocks(services, vacuum=True)
+        await analyze_blocks(services, [vault], vacuum=True)
     retriever = make_retriever(services, pipeline)
     details = [await _question_detail(services, retriever, vault, q, as_of) for q in scored]
     size = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE vault_id = %s", (vault.id,),

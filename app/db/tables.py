@@ -367,3 +367,23 @@ intent_archetype = Table(
     Column("embedding", Vector()),
     UniqueConstraint("intent", "query"),
 )
+
+# The sparse rail's per-vault document frequencies (sql/incremental/009-lexeme-stats.sql).
+lexeme_stats = Table(
+    "lexeme_stats", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("lexeme", Text, nullable=False),
+    Column("ndoc", Integer, nullable=False),
+    PrimaryKeyConstraint("vault_id", "lexeme"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+lexeme_stats_state = Table(
+    "lexeme_stats_state", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("blocks", Integer, nullable=False),
+    Column("lexemes", Integer, nullable=False),
+    Column("refreshed_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)

@@ -1,4 +1,5 @@
-"""The read track's background job: Slow Thinker prefetch, deferred when a turn is appended.
+"""The read track's background jobs: Slow Thinker prefetch, deferred when a turn is appended, and the periodic
+recount of the sparse rail's lexeme statistics.
 
 Registered on the shared Procrastinate app; the worker imports this module through ``TASK_MODULES``. The write
 track defers it (``defer_in(conn, "prefetch_for_turn", {...}, queue="prefetch", queueing_lock=...)``) in the
@@ -29,3 +30,12 @@ async def prefetch_for_turn_job(vault_id: str, session_id: str) -> dict:
     report = await prefetch_for_turn(services, vault, session_id)
     log.info("prefetch for vault %s session %s: %s", vault_id, session_id, report.reason)
     return {"admitted": report.admitted, "reason": report.reason, "stored": report.stored}
+
+
+@app.periodic(cron="*/5 * * * *", periodic_id="refresh_lexeme_stats")
+@app.task(name="refresh_lexeme_stats", queue="maintenance", queueing_lock="refresh_lexeme_stats")
+async def refresh_lexeme_stats(timestamp: int) -> dict:
+    """Every 5 minutes: recount the lexemes of each vault whose block count moved by more than 10%."""
+    from app.read.lexeme_stats import refresh_due
+
+    return await refresh_due(await get_services())

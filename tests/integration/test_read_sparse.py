@@ -50,3 +50,34 @@ async def test_a_query_of_stop_words_has_no_sparse_plan(db_url: str) -> None:
     with psycopg.connect(db_url, autocommit=True) as conn:
         assert conn.execute("SELECT * FROM memvault.sparse_plan_v1('how are you')").fetchall() == []
 
+
+async def _stats(services, vault, words: list[str]) -> dict[str, tuple[float, float]]:
+    rows = await services.db.fetchall("SELECT * FROM memvault.lexeme_stats_v1(%s)", (words,), vault_id=vault.id)
+    return {r["lexeme"]: (r["freq"], r["est_rows"]) for r in rows}
+
+
+async def test_lexeme_stats_are_counted_per_vault(services, vault) -> None:
+    from app.read.lexeme_stats import refresh_due
+    from app.vaults import create_vault
+
+    other = await create_vault(services.db, "other-vault")
+    await put_blocks(services, vault, [f"Coffee with oat milk, cup {i}" for i in range(20)] + ["A ferry to Zanzibar"])
+    await put_blocks(services, other, [f"The ferry schedule, day {i}" for i in range(20)] + ["Coffee at noon"])
+
+    due = await refresh_due(services, min_blocks=20)
+    assert set(due) == {str(vault.id), str(other.id)}
+    assert await refresh_due(services, min_blocks=20) == {}  # counted: nothing is due until the vaults grow
+
+    # 'ferry' is in 20 of the other vault's 21 blocks, and in one of this vault's 21.
+    mine = await _stats(services, vault, ["ferri", "coffe", "unseen"])
+    theirs = await _stats(services, other, ["ferri"])
+    assert mine["ferri"] == (1 / 21, 1) and mine["coffe"] == (20 / 21, 20)
+    assert mine["unseen"] == (0.5 / 21, 0.5)  # a word first seen after the count: rarer than any counted
+    assert theirs["ferri"] == (20 / 21, 20)
+    # So this vault's plan takes 'ferry' as its rare term, and the other vault's would not.
+    plan = await services.db.fetchone("SELECT terms::text[] AS t FROM memvault.sparse_plan_v1('coffee ferry')",
+                                      vault_id=vault.id)
+    assert plan["t"][0] == "'ferri'"
+
+    await put_blocks(services, vault, ["Tea", "More tea", "Green tea"])  # 21 -> 24 blocks: more than 10%
+    assert set(await refresh_due(services, min_blocks=20)) == {str(vault.id)}

@@ -24,3 +24,23 @@ async def test_worker_drains_graph_jobs(services, vault, db_url) -> None:
     assert job["status"] == "succeeded"
     n = await services.db.fetchone("SELECT count(*) AS n FROM memvault.triple")
     assert n["n"] >= 2
+
+
+async def test_worker_recounts_lexeme_stats(services, vault, db_url) -> None:
+    from app.read.jobs import refresh_lexeme_stats
+    from app.worker.app import app as jobs_app
+    from app.worker.app import connector_for
+    from app.worker.context import bind_services
+    from tests.integration.read_helpers import put_blocks
+
+    await put_blocks(services, vault, [f"Piano lesson number {i}" for i in range(25)])
+    bind_services(services)
+    with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
+        async with worker_app.open_async():
+            await refresh_lexeme_stats.configure(app=worker_app).defer_async(timestamp=0)
+            await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False)
+    state = await services.db.fetchone("SELECT blocks, lexemes FROM memvault.lexeme_stats_state WHERE vault_id = %s",
+                                       (vault.id,), vault_id=vault.id)
+    piano = await services.db.fetchone("SELECT ndoc FROM memvault.lexeme_stats WHERE vault_id = %s AND lexeme = 'piano'",
+                                       (vault.id,), vault_id=vault.id)
+    assert state["blocks"] == 25 and state["lexemes"] >= 3 and piano["ndoc"] == 25
