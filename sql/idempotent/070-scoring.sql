@@ -1,7 +1,8 @@
 -- The 11-stage scoring pipeline (seed 000, section III), in the seed's order. Stages 1-8 are per-row
 -- multipliers (small inlinable helpers, no SET clause); 9-11 work on the candidate set (score_candidates_v1).
 -- Every number is a parameter with the seed's value as default; ScoringConfig (app/read/config.py) fills them
--- per intent. Re-applied by every migration.
+-- per intent. Re-applied by every migration. score_candidates_v1 and recall_fast_v1 are plpgsql so that their
+-- plans are kept for the session (see 060-read.sql).
 SET check_function_bodies = off;
 
 -- 1. RecencyBoost: x (1 + w * e^(-age/tau)); age in days relative to the question's as_of, never negative.
@@ -103,9 +104,12 @@ CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
                    trust_score real, confidence real, tier text, token_count integer, session_id text,
                    source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
                    access_count integer, version integer)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path = memvault, public, pg_catalog
     AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     WITH cfg AS (
         SELECT coalesce(p_as_of, now()) AS as_of,
                coalesce((p_cfg ->> 'recency_w')::float8, 0.15) AS recency_w,
@@ -211,7 +215,8 @@ CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
     FROM final f, cfg
     WHERE f.s11 >= cfg.min_score
     ORDER BY f.s11 DESC, f.id
-    LIMIT p_limit
+    LIMIT p_limit;
+END
 $$;
 
 -- The fast path in one call: fast_search_v1's fused candidates through the 11 stages.
@@ -230,9 +235,12 @@ CREATE OR REPLACE FUNCTION memvault.recall_fast_v1(
                    trust_score real, confidence real, tier text, token_count integer, session_id text,
                    source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
                    access_count integer, version integer, dense_rank integer, sparse_rank integer)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path = memvault, public, pg_catalog
     AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     WITH c AS MATERIALIZED (
         SELECT * FROM memvault.fast_search_v1(p_qvec, p_query, p_as_of, p_known_at, p_search)
     )
@@ -240,7 +248,8 @@ CREATE OR REPLACE FUNCTION memvault.recall_fast_v1(
     FROM memvault.score_candidates_v1((SELECT array_agg(c.id) FROM c), (SELECT array_agg(c.rrf_norm) FROM c),
                                       p_qvec, p_as_of, p_known_at, p_scoring, p_limit) s
     JOIN c ON c.id = s.id
-    ORDER BY s.score DESC, s.id
+    ORDER BY s.score DESC, s.id;
+END
 $$;
 
 RESET check_function_bodies;
