@@ -19,8 +19,9 @@ PLAN = {"sparse_single_budget": 2, "sparse_max_freq": 0.9}
 
 async def _sparse(services, vault, **cfg) -> list[int]:
     async with services.db.transaction(vault.id) as conn:
-        cur = await conn.execute("SELECT id, sparse_rank FROM memvault.fast_search_v1(NULL, %s, NULL, NULL, %s::jsonb)",
-                                 (QUERY, json.dumps({"dense_n": 0, **cfg})))
+        cur = await conn.execute(
+            "SELECT id, sparse_rank FROM memvault.fast_search_v1(NULL, %s, NULL, NULL, %s::jsonb)",
+            (QUERY, json.dumps({"dense_n": 0, **cfg})))
         rows = await cur.fetchall()
     return [r["id"] for r in sorted(rows, key=lambda r: r["sparse_rank"])]
 
@@ -31,7 +32,8 @@ async def test_common_terms_pair_up_and_fill_only_when_short(services, vault, db
     with psycopg.connect(db_url, autocommit=True) as conn:
         conn.execute("ANALYZE memvault.block")
         terms, first, fill = conn.execute(
-            "SELECT terms::text[], first_pass::text, fill_pass::text FROM memvault.sparse_plan_v1(%s, 8, %s, 4000, %s)",
+            "SELECT terms::text[], first_pass::text, fill_pass::text "
+            "FROM memvault.sparse_plan_v1(%s, 8, %s, 4000, %s)",
             (QUERY, PLAN["sparse_single_budget"], PLAN["sparse_max_freq"])).fetchone()
     assert terms[0] == "'zanzibar'"  # rarest first
     assert first == "'zanzibar' | 'coffe' & 'garden'" or first == "'zanzibar' | 'garden' & 'coffe'", first

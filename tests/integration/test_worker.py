@@ -41,6 +41,7 @@ async def test_worker_recounts_lexeme_stats(services, vault, db_url) -> None:
             await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False)
     state = await services.db.fetchone("SELECT blocks, lexemes FROM memvault.lexeme_stats_state WHERE vault_id = %s",
                                        (vault.id,), vault_id=vault.id)
-    piano = await services.db.fetchone("SELECT ndoc FROM memvault.lexeme_stats WHERE vault_id = %s AND lexeme = 'piano'",
-                                       (vault.id,), vault_id=vault.id)
+    piano = await services.db.fetchone(
+        "SELECT ndoc FROM memvault.lexeme_stats WHERE vault_id = %s AND lexeme = 'piano'", (vault.id,),
+        vault_id=vault.id)
     assert state["blocks"] == 25 and state["lexemes"] >= 3 and piano["ndoc"] == 25
