@@ -45,6 +45,14 @@ async def get_vault(db: Database, name: str) -> Vault:
     return _vault(row)
 
 
+async def get_or_create_vault(db: Database, name: str) -> Vault:
+    """The vault of this name, created if it does not exist yet (benchmarks that keep a vault between runs)."""
+    try:
+        return await get_vault(db, name)
+    except NotFound:
+        return await create_vault(db, name)
+
+
 async def list_vaults(db: Database) -> list[Vault]:
     return [_vault(r) for r in await db.fetchall("SELECT * FROM memvault.vault ORDER BY name")]
 

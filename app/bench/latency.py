@@ -143,16 +143,11 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
     from app.bench.runtime import progress, scratch_vault
     from app.read.config import RecallOptions
     from app.read.recall import recall
-    from app.vaults import create_vault, drop_vault, get_vault
+    from app.vaults import drop_vault, get_or_create_vault
 
     @asynccontextmanager
     async def named():
-        from app.errors import NotFound
-
-        try:
-            v = await get_vault(services.db, vault_name)
-        except NotFound:
-            v = await create_vault(services.db, vault_name)
+        v = await get_or_create_vault(services.db, vault_name)
         try:
             yield v
         finally:

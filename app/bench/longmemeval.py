@@ -167,15 +167,11 @@ async def run_longmemeval_shared(services: Services, questions: list[LmeQuestion
                                  jobs: int = 2, show_progress: bool = True) -> dict[str, Any]:
     """All haystacks in one vault (each session once, ``jobs`` writers), then every question recalled there."""
     from app.bench.runtime import progress
-    from app.errors import NotFound
-    from app.vaults import create_vault, get_vault
+    from app.vaults import get_or_create_vault
 
     scored = _scored(questions)
     sessions = {s.id: s for q in scored for s in q.sessions}
-    try:
-        vault = await get_vault(services.db, vault_name)
-    except NotFound:
-        vault = await create_vault(services.db, vault_name)
+    vault = await get_or_create_vault(services.db, vault_name)
     rows = await services.db.fetchall("SELECT id FROM memvault.session WHERE vault_id = %s", (vault.id,),
                                       vault_id=vault.id)
     written = {r["id"] for r in rows}

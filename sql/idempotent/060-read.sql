@@ -136,12 +136,14 @@ BEGIN
         SELECT k.lit AS part FROM k WHERE k.single
         UNION ALL
         SELECT format('(%s & %s)', a.lit, b.lit) FROM k a JOIN k b ON a.rn < b.rn WHERE NOT a.single AND NOT b.single
+    ), first AS (
+        SELECT string_agg(parts.part, ' | ') AS q FROM parts
     )
     SELECT (SELECT array_agg(k.lit::tsquery ORDER BY k.rn) FROM k),
            (SELECT array_agg(ln(1.0 / greatest(k.freq, 1e-9)) ORDER BY k.rn) FROM k),
-           (SELECT string_agg(parts.part, ' | ')::tsquery FROM parts),
-           (SELECT (SELECT string_agg(parts.part, ' | ') FROM parts) || ' | ' || string_agg(k.lit, ' | ')
-            FROM k WHERE NOT k.single AND k.fill)::tsquery
+           first.q::tsquery,
+           (SELECT first.q || ' | ' || string_agg(k.lit, ' | ') FROM k WHERE NOT k.single AND k.fill)::tsquery
+    FROM first
     WHERE EXISTS (SELECT 1 FROM k);
 END
 $$;
