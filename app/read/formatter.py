@@ -3,14 +3,18 @@
 - The token budget is counted with cl100k (``quicktok``, exact tiktoken counts offline) and split 60/40 between
   ``cards`` and ``cascade_cards``; what cascade recall does not use goes back to the cards.
 - A memory longer than ``long_tokens`` shows its summary (or its head) plus an ``expand`` handle.
-- Of near-duplicates (cosine > 0.9 with a better-scored memory already shown) only the best is kept.
+- Of near-duplicates (cosine > 0.9 with a better-scored memory already shown) only the best is kept. So is a
+  memory whose words a better one already shown says, from the same turn (an atomic unit is a sentence of its
+  turn's chunk: after the chunk it adds nothing; the chunk after its unit says more, and stays), and a memory
+  whose text repeats a shown one word for word, wherever it was said.
 - Texts pass the read-time sanitizer as they are packed, before they are counted.
 - ``format`` (text / json / cards) only changes serialization; retrieval never depends on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -35,6 +39,32 @@ def head_tokens(text: str, n: int) -> str:
     if len(ids) <= n:
         return text
     return enc.decode(ids[:n]).rstrip() + " …"
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def said(text: str) -> str:
+    """What a text says, for comparing two memories: case-folded, whitespace collapsed, outer punctuation off."""
+    return _SPACE.sub(" ", text).casefold().strip(" .!?,;:\"'")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A card already packed, as the collapse rules compare it: its turns and what it says."""
+
+    turns: frozenset[int]
+    said: str
+
+
+def repeats(c: Candidate, text: str, shown: Iterable[Shown]) -> bool:
+    """``text`` (c's) says nothing that a better card already shown does not: word for word, or within a card
+    from the same turn."""
+    mine = said(text)
+    if not mine:
+        return False
+    turns = set(c.source_turn_ids)
+    return any(mine == s.said or (turns & s.turns and mine in s.said) for s in shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +117,7 @@ class OutputFormatter:
     def pack(self, cards: list[Candidate], cascade: list[Candidate], *, budget: int, k: int,
              sanitize: Callable[[int | None, str], str], cascade_k: int | None = None) -> Packed:
         stats = {"collapsed": 0, "summarized": 0, "dropped": 0}
-        shown: set[int] = set()
+        shown: dict[int, Shown] = {}
         cards_budget = int(budget * self.cards_share) if cascade else budget
         main, used_main = self._pack_one(cards, cards_budget, k, sanitize, shown, stats)
         rest = budget - used_main
@@ -95,7 +125,7 @@ class OutputFormatter:
         return Packed(main, extra, used_main + used_extra, budget, stats["collapsed"], stats["summarized"],
                       stats["dropped"])
 
-    def _pack_one(self, items: list[Candidate], budget: int, k: int, sanitize, shown: set[int],
+    def _pack_one(self, items: list[Candidate], budget: int, k: int, sanitize, shown: dict[int, Shown],
                   stats: dict[str, int]) -> tuple[list[Card], int]:
         out: list[Card] = []
         used = 0
@@ -107,7 +137,10 @@ class OutputFormatter:
             if c.dup_of is not None and c.dup_cos is not None and c.dup_cos > self.near_dup_cos and c.dup_of in shown:
                 stats["collapsed"] += 1
                 continue
-            text = sanitize(c.id, c.text)
+            text = full = sanitize(c.id, c.text)
+            if repeats(c, text, shown.values()):
+                stats["collapsed"] += 1
+                continue
             redacted = text != c.text
             tokens = count_tokens(text)
             expand = None
@@ -122,7 +155,7 @@ class OutputFormatter:
                 stats["dropped"] += 1
                 continue
             used += tokens
-            shown.add(c.id)
+            shown[c.id] = Shown(frozenset(c.source_turn_ids), said(full))  # a summarized card still says it all
             out.append(Card(
                 id=c.id, text=text, score=round(c.score, 6), tokens=tokens, category=c.category, kind=c.kind,
                 source_kind=c.source_kind, trust_score=c.trust_score, confidence=c.confidence, tier=c.tier,

@@ -135,3 +135,24 @@ def test_prefetch_helpers() -> None:
     drift = np.array([[1.0, 0.0]] * 4 + [[0.0, 1.0]] * 2)
     assert topic_drift(drift) == pytest.approx(1.0)
     assert topic_drift(same[:3]) == 0.0
+
+
+def test_formatter_shows_what_a_turn_said_once() -> None:
+    chunk = "Caroline: Woohoo! I passed the adoption agency interviews last Friday! So excited."
+    cards = [cand(1, 0.9, chunk, source_turn_ids=(7,)),
+             cand(2, 0.8, "I passed the adoption agency interviews last Friday!", source_turn_ids=(7,)),
+             cand(3, 0.7, "I passed the adoption agency interviews last Friday!", source_turn_ids=(9,)),
+             cand(4, 0.6, "So excited.", source_turn_ids=(8,)),
+             cand(5, 0.5, "so  EXCITED", source_turn_ids=(11,))]
+    packed = OutputFormatter().pack(cards, [], budget=1000, k=10, sanitize=lambda _, t: t)
+    # 2 is a sentence of 1, from the same turn; 3 says it too, but on another occasion (turn 9), and repeats
+    # no shown card word for word, so it stays, as does 4; 5 repeats 4 word for word (case and spacing aside).
+    assert [c.id for c in packed.cards] == [1, 3, 4] and packed.collapsed == 2
+
+
+def test_formatter_keeps_a_turns_chunk_after_its_unit() -> None:
+    cards = [cand(1, 0.9, "I passed the adoption agency interviews!", source_turn_ids=(7,)),
+             cand(2, 0.8, "Caroline: I passed the adoption agency interviews! Next is the home study.",
+                  source_turn_ids=(7,))]
+    packed = OutputFormatter().pack(cards, [], budget=1000, k=10, sanitize=lambda _, t: t)
+    assert [c.id for c in packed.cards] == [1, 2] and packed.collapsed == 0
