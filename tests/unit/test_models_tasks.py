@@ -19,7 +19,7 @@ from app.models.tasks import (
 )
 from app.models.tasks.classify_intent import ClassifyIntentInput, classify_intent_heuristic
 from app.models.tasks.crag_evaluate import CragInput, crag_evaluate_heuristic
-from app.models.tasks.extract_atomic_units import ExtractUnitsInput, extract_units_heuristic
+from app.models.tasks.extract_atomic_units import ExtractUnitsInput, extract_units_heuristic, phatic
 from app.models.tasks.extract_triples import ExtractTriplesInput, extract_triples_heuristic
 from app.models.tasks.fit_gate import FitGateInput, fit_gate_heuristic
 from app.models.tasks.lint_judge import LintInput, lint_judge_heuristic
@@ -465,3 +465,26 @@ def test_atomic_units_take_only_proposals_from_another_speakers_long_answer() ->
     assert 1 <= len(from_assistant) <= 3
     assert all(u.category in ("Idea", "ActionItem") for u in from_assistant)
     assert not any("museum" in u.text for u in from_assistant)  # plain claims of the answer stay in its chunks
+
+
+@pytest.mark.parametrize(("sentence", "social"), [
+    ("Long time no see!", True),
+    ("Maria: No worries, John.", True),
+    ("Your backing means a lot.", True),
+    ("Anything exciting going on lately?", True),
+    ("Hey Mel, what's up?", True),
+    ("I'm so happy for you, Caroline!", True),
+    ("See you at the Louvre!", False),  # a capitalized word is a name addressed only after a comma or greeting
+    ("Anything new with your charity?", False),
+    ("Congrats on the new job!", False),
+    ("I passed the adoption agency interviews last Friday!", False),
+    ("我很高興", False),
+])
+def test_phatic_sentences_are_social_talk_only(sentence: str, social: bool) -> None:
+    assert phatic(sentence) is social
+
+
+def test_social_talk_gives_no_units() -> None:
+    got = _units([{"role": "user", "content": "Long time no see, Jon! Thanks so much for your support. "
+                                              "I adopted a beagle named Max."}])
+    assert [u.text for u in got] == ["I adopted a beagle named Max."] and got[0].turns == [0]

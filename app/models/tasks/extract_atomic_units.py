@@ -22,6 +22,7 @@ from app.models.tasks.text import (
     is_cjk,
     latin_words,
     split_sentences,
+    stem,
     word_count,
 )
 
@@ -82,6 +83,36 @@ NOISE = re.compile(
     r"how are you|how have you been|what'?s up|你好|謝謝|谢谢|好的|好|嗯+|哈哈+|再見|再见|早安|晚安|沒問題|没问题)\W*$",
     re.I,
 )
+# Social talk beyond single words: greetings, thanks, well-wishes, praise, check-ins ("Long time no see!",
+# "Your backing means a lot.", "Anything exciting going on?"). A sentence made only of these words (stemmed),
+# the speaker's "Name:" prefix and names addressed to the other speaker carries no memory: the seed's "skip only
+# greetings", in the shapes conversations really take.
+PHATIC = frozenset(stem(w) for w in """
+    appreciate appreciated appreciation congrats congratulations luck wait waiting see seeing talk talking talked
+    chat chatting catch catching hear hearing heard time long miss missed care worry worries problem welcome hope
+    hoping doing happen happening happened exciting excited excite fun interesting stoked super proud support
+    supporting supportive backing means mean kind words always there here lately recently since last today day
+    keep keeping fantastic wonderful lovely incredible sweet bye later soon sorry mind true right exactly agree
+    course honestly seriously look looks looking blast happy thrilled inspiring inspired anytime cheers hug hugs
+    lovely fab brilliant touching touched glad grateful thankful means encouragement encouraging kudos bravo
+    congratulate everything anything something nothing else how's""".split())
+_SPEAKER = re.compile(r"^\s*[A-Z][\w'’.-]{0,30}\s*:\s*")
+# A name addressed to the other speaker: after a comma ("No worries, Jon!") or a greeting ("Hey Mel").
+_VOCATIVE = re.compile(r"(,|\b(?:hi|hey|hello|thanks|thank you|bye|dear))\s+[A-Z][\w'’-]*", re.I)
+
+
+def phatic(sentence: str) -> bool:
+    """Only social talk: no word left that is not a greeting / thanks / praise / check-in word or a stopword,
+    once the speaker's "Name:" prefix and any name addressed to the other speaker are set aside."""
+    text = _SPEAKER.sub("", sentence, count=1)
+    if is_cjk(text):
+        return False
+    text = _VOCATIVE.sub(lambda m: m.group(1), text)
+    words = re.findall(r"[A-Za-z][A-Za-z'’]*", text)
+    return bool(words) and all(w.lower() in EN_STOPWORDS or w.lower() in PHATIC or stem(w) in PHATIC
+                               for w in words)
+
+
 CUES: dict[str, list[str]] = {
     "Decision": [
         r"\b(i|we)('ve| have)? (decided|chose|chosen|picked|settled on|committed to|agreed)\b",
@@ -198,7 +229,8 @@ def _key(text: str) -> str:
 
 
 def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
-    """Sentence splitting (EN + ZH) -> drop greetings and acknowledgements -> cue-phrase category -> compression
+    """Sentence splitting (EN + ZH) -> drop greetings, acknowledgements and other social talk (:func:`phatic`)
+    -> cue-phrase category -> compression
     to <= 15 words (see :func:`compress`). Units with the same content terms collapse into one, keeping every
     source turn.
 
@@ -214,7 +246,7 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
         budget = None if from_user else OTHER_SPEAKER_UNITS_PER_TURN
         for sentence in split_sentences(turn.content):
             bare = clean_surface(sentence)
-            if not bare or NOISE.match(sentence.strip()) or NOISE.match(bare):
+            if not bare or NOISE.match(sentence.strip()) or NOISE.match(bare) or phatic(bare):
                 continue
             words = latin_words(bare)
             if words and all(w in EN_STOPWORDS for w in words) and not is_cjk(bare):
