@@ -4,9 +4,12 @@ Funnel: ~15 candidates -> similarity floor (~0.40, a cheap noise backstop) -> fi
 candidate against the query's subject domain; fails open) -> provenance rank *after* the gate -> provenance-
 preserving dedup -> token-cap backstop.
 
-Multi-query (slow mode): the query is decomposed into 3-4 variants aimed at different neighbourhoods (the
-concept's terms, its names and phrases, a declarative form), each searched and scored like the original; results
-merge by best weighted score (the original query weighs 1.0, variants ``VARIANT_W``).
+Multi-query (slow mode): the query is decomposed into 3-4 variants aimed at different neighbourhoods (its
+subject without the request's framing, its names and titles, a declarative form), each searched and scored like
+the original; results merge by CombSUM, the sum of a memory's weighted scores over the lists that found it (the
+original query weighs 1.0, variants ``VARIANT_W``). Measured on the dev splits against the stemmed-terms variant
+and a best-score merge: LongMemEval any@10 0.966 -> 0.983, all@10 0.914 -> 0.931, NDCG@10 0.878 -> 0.891; LoCoMo
+coverage@10 0.690 -> 0.695. Either change alone gained nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from app.models.tasks.text import content_terms
+from app.models.tasks.text import EN_STOPWORDS, is_cjk, stem
 from app.read.config import FunnelConfig, RecallOptions, ScoringConfig
 from app.read.formatter import count_tokens
 from app.read.search import Candidate
@@ -30,18 +33,41 @@ if TYPE_CHECKING:
 VARIANT_W = 0.85
 _QWORDS = re.compile(r"^\s*(what|when|where|who|whom|which|why|how( many| much| long| often)?|did|do|does|is|are|"
                      r"was|were|can|could|should|would|have|has|had)\b\s*", re.I)
-_NAMES = re.compile(r"\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*|\"[^\"]+\"|“[^”]+”")
+_QUOTED = re.compile(r"\"[^\"]+\"|“[^”]+”")
+
+
+# The words that frame a request rather than name its subject ("can you suggest", "any tips", "do you think",
+# "I'm not sure which one to choose"): the focus variant leaves them out, with the stopwords.
+_FRAMING = frozenset(stem(w) for w in """suggest suggestion suggestions recommend recommendation recommendations tip
+    tips idea ideas advice think thinking thought wonder wondering sure choose choosing pick help find interesting
+    useful lately soon recently currently upcoming kind sort type tell know""".split())
+_WORD = re.compile(r"[^\W_][\w'’-]*")
+
+
+def focus(query: str) -> str:
+    """The query's subject: its content words as written, in order, without the request's framing."""
+    if is_cjk(query):
+        return ""
+    words = [w for w in _WORD.findall(query) if w.lower() not in EN_STOPWORDS and stem(w) not in _FRAMING]
+    return " ".join(dict.fromkeys(words))
+
+
+def names(query: str) -> list[str]:
+    """Quoted phrases and capitalized words other than a sentence's first word or a stopword ("I've", "Can")."""
+    out = [m.strip('"“”') for m in _QUOTED.findall(query)]
+    for sentence in re.split(r"(?<=[.!?])\s+", _QUOTED.sub(" ", query)):
+        words = sentence.split()
+        for w in words[1:]:
+            w = w.strip(".,;:!?()[]'\"“”")
+            if w[:1].isupper() and w.lower() not in EN_STOPWORDS:
+                out.append(w)
+    return list(dict.fromkeys(n for n in out if n))
 
 
 def decompose(query: str, n: int = 4) -> list[str]:
-    """The original plus up to n - 1 deterministic variants (no model needed), distinct and non-empty."""
-    variants = [query]
-    terms = content_terms(query)
-    if terms:
-        variants.append(" ".join(dict.fromkeys(terms)))
-    names = [m.strip('"“”') for m in _NAMES.findall(query) if m.lower() not in {"i", "what", "when", "how", "who"}]
-    if names:
-        variants.append(" ".join(dict.fromkeys(names)))
+    """The original plus up to n - 1 deterministic variants (no model needed), distinct and non-empty: the
+    subject without the request's framing, the names, a declarative form."""
+    variants = [query, focus(query), " ".join(names(query))]
     declarative = _QWORDS.sub("", query).rstrip("?？ ").strip()
     if declarative and declarative.lower() != query.lower():
         variants.append(declarative)
@@ -53,13 +79,18 @@ def decompose(query: str, n: int = 4) -> list[str]:
 
 
 def merge(lists: list[tuple[float, list[Candidate]]], limit: int) -> list[Candidate]:
-    best: dict[int, Candidate] = {}
+    """CombSUM: a memory's score is the sum of its weighted scores over the lists that found it, so what the
+    question and its variants agree on rises (each list keeps its own best candidate object)."""
+    total: dict[int, float] = {}
+    best: dict[int, tuple[float, Candidate]] = {}
     for weight, cands in lists:
         for c in cands:
             s = c.score * weight
-            if c.id not in best or s > best[c.id].score:
-                best[c.id] = c.with_score(s) if weight != 1.0 else c
-    return sorted(best.values(), key=lambda c: (-c.score, c.id))[:limit]
+            total[c.id] = total.get(c.id, 0.0) + s
+            if c.id not in best or s > best[c.id][0]:
+                best[c.id] = (s, c)
+    merged = [best[i][1].with_score(t) for i, t in total.items()]
+    return sorted(merged, key=lambda c: (-c.score, c.id))[:limit]
 
 
 async def multi_query(services: Services, search: FastSearch, conn: psycopg.AsyncConnection, vault_id: UUID,

@@ -11,7 +11,7 @@ from app.read.cascade import personalized_pagerank
 from app.read.classify import keyword_distribution
 from app.read.config import PROFILES, GateConfig, LayerPlan, RerankBlend, RetrievalMode
 from app.read.formatter import OutputFormatter, count_tokens, render
-from app.read.funnel import decompose, merge
+from app.read.funnel import decompose, focus, merge, names
 from app.read.prefetch import query_hash, topic_drift
 from app.read.rerank import AttentionGate, blend
 from app.read.router import intent_freq_norm, personalize
@@ -90,9 +90,27 @@ def test_keyword_layer() -> None:
 def test_decompose_and_merge() -> None:
     v = decompose("What did I decide about the Atlas project deadline?")
     assert v[0].startswith("What did I") and 3 <= len(v) <= 4 and len({x.lower() for x in v}) == len(v)
-    assert any("Atlas" in x for x in v[1:])
+    assert "Atlas" in v[1:]  # the names variant
+    # CombSUM: 2 is found by both lists (0.4 + 0.85 x 0.9), 1 by the question alone, 3 by the variant alone.
     merged = merge([(1.0, [cand(1, 0.5), cand(2, 0.4)]), (0.85, [cand(2, 0.9), cand(3, 0.1)])], limit=10)
-    assert [c.id for c in merged] == [2, 1, 3] and merged[0].score == pytest.approx(0.765)
+    assert [c.id for c in merged] == [2, 1, 3] and merged[0].score == pytest.approx(1.165)
+    assert merged[1].score == pytest.approx(0.5) and merged[2].score == pytest.approx(0.085)
+
+
+@pytest.mark.parametrize(("query", "subject", "names_"), [
+    ("I've been thinking about making a cocktail for an upcoming get-together, but I'm not sure which one to "
+     "choose. Any suggestions?", "making cocktail get-together", []),
+    ("Can you suggest some useful accessories for my phone?", "accessories phone", []),
+    ("I'm planning a trip to Denver soon. Any suggestions on what to do there?", "planning trip Denver",
+     ["Denver"]),
+    ('What did Melanie read after "Nothing is Impossible"?', "Melanie read after Nothing Impossible",
+     ["Nothing is Impossible", "Melanie"]),
+])
+def test_focus_and_names_variants(query: str, subject: str, names_: list[str]) -> None:
+    """The focus variant keeps the subject's words as written, without the request's framing; the names
+    variant takes no sentence's first word ("I've", "Can") and no word inside a quoted title twice."""
+    assert focus(query) == subject and names(query) == names_
+    assert decompose(query)[1] == subject
 
 
 def test_formatter_budget_split_summary_and_dup_collapse() -> None:
