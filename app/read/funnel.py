@@ -18,8 +18,9 @@ import re
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from app.models.tasks.text import EN_STOPWORDS, is_cjk, stem
+from app.models.tasks.text import EN_STOPWORDS
 from app.read.config import FunnelConfig, RecallOptions, ScoringConfig
+from app.read.focus import focus
 from app.read.formatter import count_tokens
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
@@ -34,22 +35,6 @@ VARIANT_W = 0.85
 _QWORDS = re.compile(r"^\s*(what|when|where|who|whom|which|why|how( many| much| long| often)?|did|do|does|is|are|"
                      r"was|were|can|could|should|would|have|has|had)\b\s*", re.I)
 _QUOTED = re.compile(r"\"[^\"]+\"|“[^”]+”")
-
-
-# The words that frame a request rather than name its subject ("can you suggest", "any tips", "do you think",
-# "I'm not sure which one to choose"): the focus variant leaves them out, with the stopwords.
-_FRAMING = frozenset(stem(w) for w in """suggest suggestion suggestions recommend recommendation recommendations tip
-    tips idea ideas advice think thinking thought wonder wondering sure choose choosing pick help find interesting
-    useful lately soon recently currently upcoming kind sort type tell know""".split())
-_WORD = re.compile(r"[^\W_][\w'’-]*")
-
-
-def focus(query: str) -> str:
-    """The query's subject: its content words as written, in order, without the request's framing."""
-    if is_cjk(query):
-        return ""
-    words = [w for w in _WORD.findall(query) if w.lower() not in EN_STOPWORDS and stem(w) not in _FRAMING]
-    return " ".join(dict.fromkeys(words))
 
 
 def names(query: str) -> list[str]:

@@ -1,8 +1,9 @@
 """Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v1``) per query.
 
-Dense top-N (HNSW, or exact in a small vault) and sparse top-N (rare tsvector terms) fused by RRF in SQL, then
-the stages of ``sql/idempotent/070-scoring.sql``. Python passes the query vector, the times and the per-intent
-configuration as data, and turns rows into :class:`Candidate` objects.
+Dense top-N (HNSW, or exact in a small vault) over the question and sparse top-N (rare tsvector terms) over its
+focus (:mod:`app.read.focus`) fused by RRF in SQL, then the stages of ``sql/idempotent/070-scoring.sql``. Python
+passes the query vector, the times and the per-intent configuration as data, and turns rows into
+:class:`Candidate` objects.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from uuid import UUID
 import numpy as np
 
 from app.read.config import ScoringConfig, SearchConfig
+from app.read.focus import focus
 
 if TYPE_CHECKING:
     import psycopg
@@ -125,7 +127,8 @@ class FastSearch:
         # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
-        cur = await conn.execute(RECALL_FAST, (qvec, query, as_of, known_at, json.dumps(search),
+        sparse_query = focus(query) or query  # the subject's terms, not the request's framing
+        cur = await conn.execute(RECALL_FAST, (qvec, sparse_query, as_of, known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]
 

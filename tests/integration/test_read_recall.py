@@ -113,3 +113,22 @@ async def test_bad_input_is_rejected(services, vault) -> None:
         await recall(services, vault, "   ")
     with pytest.raises(InvalidInput):
         await recall(services, vault, "x", RecallOptions(k=0))
+
+
+async def test_the_sparse_rail_searches_the_questions_subject_not_its_framing(services, vault) -> None:
+    from app.read.config import PROFILES, SearchConfig
+    from app.read.search import FastSearch
+
+    framing, subject = await put_blocks(services, vault, [
+        "Not sure which journaling prompt to choose. Any suggestions or ideas?",
+        "At the mixology class I made a gin cocktail with cucumber.",
+    ])
+    query = "I'm not sure which cocktail to choose for the party. Any suggestions?"
+    qvec = services.embedder.embed_query(query)
+    async with services.db.transaction(vault.id) as conn:
+        cands = await FastSearch(services, SearchConfig())(conn, vault.id, query, qvec, PROFILES["factual"].scoring,
+                                                           as_of=None, known_at=None, limit=10)
+    sparse = {c.id: c.sparse_rank for c in cands}
+    # The framing words ("sure", "choose", "suggestions") reach the dense rail only; "cocktail" and "party"
+    # are the sparse rail's terms.
+    assert sparse.get(subject) == 1 and sparse.get(framing) is None

@@ -11,7 +11,8 @@ from app.read.cascade import personalized_pagerank
 from app.read.classify import keyword_distribution
 from app.read.config import PROFILES, GateConfig, LayerPlan, RerankBlend, RetrievalMode
 from app.read.formatter import OutputFormatter, count_tokens, render
-from app.read.funnel import decompose, focus, merge, names
+from app.read.focus import focus
+from app.read.funnel import decompose, merge, names
 from app.read.prefetch import query_hash, topic_drift
 from app.read.rerank import AttentionGate, blend
 from app.read.router import intent_freq_norm, personalize
