@@ -80,6 +80,10 @@ class ScoringConfig:
 
     recency_w: float = 0.15  # 1. RecencyBoost x (1 + w e^(-age/tau))
     recency_tau_days: float = 14.0
+    window_start: str | None = None  # the question's timeframe (QueryTimeframe, ISO), set per query: stage 1
+    window_end: str | None = None  # then measures age from it, with window_w / window_tau_days
+    window_w: float = 0.5
+    window_tau_days: float = 7.0
     importance_base: float = 0.7  # 2. ImportanceWeight x (base + w conf)
     importance_w: float = 0.3
     trust_w: float = 0.3  # 3. TrustBoost x (1 - w (1 - trust))

@@ -13,7 +13,7 @@ import logging
 import time
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from app.errors import InvalidInput
@@ -25,6 +25,7 @@ from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate, FastSearch
 from app.read.stats import COUNTERS
+from app.read.timeframe import QueryTimeframe
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -97,6 +98,7 @@ class ReadTrack:
         self.classify = QueryClassify(services)
         self.router = PersonalizedRouter(services, alpha=cfg.router_alpha, min_samples=cfg.router_min_samples)
         self.search = FastSearch(services, cfg.search)
+        self.timeframe = QueryTimeframe()
         settings = services.settings
         self.rerank = RerankStage(services.reranker, gate=cfg.gate, failures=settings.breaker_failures,
                                   open_s=settings.breaker_open_s)
@@ -173,6 +175,11 @@ class ReadTrack:
         with clock.stage("route"):
             routed = await self.router(vault.id, cls.probs)
         profile = PROFILES[routed.intent]
+        scoring = profile.scoring
+        with clock.stage("timeframe"):
+            timeframe = self.timeframe(query, options.as_of)
+        if timeframe is not None:  # stage 1 measures age from the time the question names
+            scoring = replace(scoring, **timeframe.params())
         thinking = options.thinking or profile.thinking
         plan = LayerPlan.for_mode(profile.mode, thinking)
         funnel_on = cfg.funnel.enabled if options.funnel is None else options.funnel
@@ -181,12 +188,12 @@ class ReadTrack:
         cascade: list[Candidate] = []
         async with self.services.db.transaction(vault.id) as conn:
             with clock.stage("search"):
-                cands = await self.search(conn, vault.id, query, qvec, profile.scoring, as_of=options.as_of,
+                cands = await self.search(conn, vault.id, query, qvec, scoring, as_of=options.as_of,
                                           known_at=options.known_at, limit=limit)
             if thinking == "slow":
                 with clock.stage("multi_query"):
                     cands = await multi_query(self.services, self.search, conn, vault.id, query, cands,
-                                              profile.scoring, options, limit, cfg.funnel.variants, events)
+                                              scoring, options, limit, cfg.funnel.variants, events)
                 with clock.stage("gap"):
                     cur = await conn.execute("SELECT * FROM memvault.knowledge_gap_for_v1(%s)", (query,))
                     gap = await cur.fetchone()
@@ -198,7 +205,7 @@ class ReadTrack:
         crag = None
         if thinking == "slow":
             with clock.stage("cascade"):
-                cascade = await CascadeRecall(self.services, cfg)(vault, query, qvec, cands, plan, profile.scoring,
+                cascade = await CascadeRecall(self.services, cfg)(vault, query, qvec, cands, plan, scoring,
                                                                   options, events)
             with clock.stage("crag"):
                 crag = await CragEvaluator(self.services)(query, cands[:5], events)
@@ -213,6 +220,8 @@ class ReadTrack:
             "thinking": thinking,
             "layers": {"blocks": plan.blocks, "triples": plan.triples, "communities": plan.communities},
             "funnel": funnel_on,
+            "timeframe": None if timeframe is None else {"start": timeframe.start.isoformat(),
+                                                         "end": timeframe.end.isoformat(), "said": timeframe.surface},
             "crag": crag,
             "knowledge_gap": None if gap is None else {
                 "id": gap["id"], "query": gap["query"], "incorrect_count": gap["incorrect_count"],

@@ -5,7 +5,9 @@
 -- plans are kept for the session (see 060-read.sql).
 SET check_function_bodies = off;
 
--- 1. RecencyBoost: x (1 + w * e^(-age/tau)); age in days relative to the question's as_of, never negative.
+-- 1. RecencyBoost: x (1 + w * e^(-age/tau)); age in days relative to the question's as_of, never negative. When
+-- the question names a time (QueryTimeframe: "last weekend", "in March"), age is the distance from that window
+-- (0 inside it), with window_w / window_tau_days instead of recency_w / recency_tau_days.
 CREATE OR REPLACE FUNCTION memvault.recency_boost_v1(p_age_days double precision, p_w double precision DEFAULT 0.15,
                                                      p_tau_days double precision DEFAULT 14)
     RETURNS double precision
@@ -86,8 +88,8 @@ CREATE OR REPLACE FUNCTION memvault.semantic_boost_v1(p_cosine double precision,
 -- better-scored candidate halves the score, then the gate again). Returns the best p_limit, best first, with the
 -- text to show (frozen blocks give their digest only), the eight stage multipliers, and each candidate's
 -- nearest better-scored neighbour (for the formatter's near-duplicate collapse).
--- p_cfg keys: recency_w, recency_tau_days, importance_base, importance_w, trust_w, feedback_w, feedback_scale,
--- length_w, length_center, decay_w, decay_shape, half_life_core/hot/warm/cold, conf_core/hot/warm,
+-- p_cfg keys: recency_w, recency_tau_days, window_start, window_end, window_w, window_tau_days, importance_base,
+-- importance_w, trust_w, feedback_w, feedback_scale, length_w, length_center, decay_w, decay_shape, half_life_core/hot/warm/cold, conf_core/hot/warm,
 -- access_stretch_max, ppr_w, semantic_w, min_score, noise_tags, dedup_cos, dedup_factor, dedup_window.
 CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
     p_ids      bigint[],
@@ -114,6 +116,10 @@ BEGIN
         SELECT coalesce(p_as_of, now()) AS as_of,
                coalesce((p_cfg ->> 'recency_w')::float8, 0.15) AS recency_w,
                coalesce((p_cfg ->> 'recency_tau_days')::float8, 14) AS recency_tau,
+               (p_cfg ->> 'window_start')::timestamptz AS window_start,
+               (p_cfg ->> 'window_end')::timestamptz AS window_end,
+               coalesce((p_cfg ->> 'window_w')::float8, 0.5) AS window_w,
+               coalesce((p_cfg ->> 'window_tau_days')::float8, 7) AS window_tau,
                coalesce((p_cfg ->> 'importance_base')::float8, 0.7) AS imp_base,
                coalesce((p_cfg ->> 'importance_w')::float8, 0.3) AS imp_w,
                coalesce((p_cfg ->> 'trust_w')::float8, 0.3) AS trust_w,
@@ -177,7 +183,12 @@ BEGIN
           AND NOT (v.quarantine_tags && cfg.noise)                                   -- 10. NoiseFilter
     ), staged AS MATERIALIZED (  -- each row's multipliers computed once
         SELECT v.*, ARRAY[
-                   memvault.recency_boost_v1(v.age_days, cfg.recency_w, cfg.recency_tau),          -- 1
+                   CASE WHEN cfg.window_start IS NULL                                              -- 1
+                        THEN memvault.recency_boost_v1(v.age_days, cfg.recency_w, cfg.recency_tau)
+                        ELSE memvault.recency_boost_v1(                -- days outside the question's timeframe
+                            greatest(extract(epoch FROM cfg.window_start - v.valid_at),
+                                     extract(epoch FROM v.valid_at - cfg.window_end), 0) / 86400.0,
+                            cfg.window_w, cfg.window_tau) END,
                    memvault.importance_weight_v1(v.confidence, cfg.imp_base, cfg.imp_w),          -- 2
                    memvault.trust_boost_v1(v.trust_score, cfg.trust_w),                            -- 3
                    memvault.feedback_boost_v1(v.feedback_up, v.feedback_down, cfg.fb_w, cfg.fb_scale), -- 4

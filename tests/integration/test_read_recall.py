@@ -132,3 +132,21 @@ async def test_the_sparse_rail_searches_the_questions_subject_not_its_framing(se
     # The framing words ("sure", "choose", "suggestions") reach the dense rail only; "cocktail" and "party"
     # are the sparse rail's terms.
     assert sparse.get(subject) == 1 and sparse.get(framing) is None
+
+
+async def test_a_question_that_names_a_time_ranks_memories_from_it_first(services, vault) -> None:
+    now = datetime.now(UTC)
+    old, recent = await put_blocks(services, vault, [
+        Mem("I finally beat the last boss in Elden Ring.", days_ago=40),
+        Mem("I finally beat the last boss in Hollow Knight.", days_ago=2),
+    ], now=now)
+    as_of = now
+    plain = await recall(services, vault, "Which game did I finally beat?", RecallOptions(as_of=as_of))
+    assert plain.meta["timeframe"] is None and plain.cards[0].id == recent
+    dated = await recall(services, vault, "Which game did I finally beat in the past 6 weeks?",
+                         RecallOptions(as_of=as_of))
+    assert dated.meta["timeframe"]["said"] == "the past 6 weeks" and {c.id for c in dated.cards[:2]} == {old, recent}
+    month_of_old = (now - timedelta(days=40)).strftime("%B %Y")
+    dated = await recall(services, vault, f"Which game did I finally beat in {month_of_old}?",
+                         RecallOptions(as_of=as_of))
+    assert dated.cards[0].id == old  # stage 1 measures age from that month, not from as_of
