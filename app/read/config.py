@@ -149,6 +149,16 @@ class FunnelConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ContinuityConfig:
+    """SessionContinuity (app/read/continuity.py): the conversation around the top hits."""
+
+    enabled: bool = True
+    hits: int = 5  # the best candidates whose neighbourhood is read
+    window: int = 2  # turns before and after
+    decay: float = 0.7  # a neighbour's base: its hit's base x decay ** distance
+
+
+@dataclass(frozen=True, slots=True)
 class IntentProfile:
     """Everything an intent decides downstream."""
 
@@ -181,6 +191,7 @@ class ReadConfig:
     search: SearchConfig = field(default_factory=SearchConfig)
     gate: GateConfig = field(default_factory=GateConfig)
     funnel: FunnelConfig = field(default_factory=FunnelConfig)
+    continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
     candidates: int = 30  # scored candidates kept for rerank / format (at least k)
     default_k: int = 10
     max_k: int = 200

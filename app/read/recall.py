@@ -1,6 +1,7 @@
 """``recall(query, context)``: the read track's one entry point (REST, CLI, MCP, hooks and benchmarks call it).
 
-QueryClassify -> PersonalizedRouter -> fast search + 11 stages (one SQL call) -> [slow: multi-query variants] ->
+QueryClassify -> PersonalizedRouter -> QueryTimeframe -> fast search + 11 stages (one SQL call) ->
+SessionContinuity (the turns around the top hits, same stages) -> [slow: multi-query variants] ->
 rerank (gate, breaker) -> [funnel recipe] -> [slow: cascade recall, CRAG] -> read sanitize + OutputFormatter ->
 write-back + recall_log. The fast path always runs; slow mode adds to it (seed 000: slow = fast + extras).
 A prefetched result (Slow Thinker) short-cuts everything but the sanitizer and the formatter.
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
+from app.read.continuity import SessionContinuity
 from app.read.config import PROFILES, LayerPlan, ReadConfig, RecallOptions
 from app.read.formatter import Card, OutputFormatter, render
 from app.read.rerank import RerankStage
@@ -99,6 +101,7 @@ class ReadTrack:
         self.router = PersonalizedRouter(services, alpha=cfg.router_alpha, min_samples=cfg.router_min_samples)
         self.search = FastSearch(services, cfg.search)
         self.timeframe = QueryTimeframe()
+        self.continuity = SessionContinuity(cfg.continuity)
         settings = services.settings
         self.rerank = RerankStage(services.reranker, gate=cfg.gate, failures=settings.breaker_failures,
                                   open_s=settings.breaker_open_s)
@@ -190,6 +193,9 @@ class ReadTrack:
             with clock.stage("search"):
                 cands = await self.search(conn, vault.id, query, qvec, scoring, as_of=options.as_of,
                                           known_at=options.known_at, limit=limit)
+            with clock.stage("continuity"):
+                cands = await self.continuity(conn, cands, qvec, scoring, as_of=options.as_of,
+                                              known_at=options.known_at, limit=limit, events=events)
             if thinking == "slow":
                 with clock.stage("multi_query"):
                     cands = await multi_query(self.services, self.search, conn, vault.id, query, cands,

@@ -57,7 +57,7 @@ class Candidate:
     dense_rank: int | None = None
     sparse_rank: int | None = None
     rerank: float | None = None
-    origin: str = "fast"  # fast | cascade | variant
+    origin: str = "fast"  # fast | context (SessionContinuity) | cascade | variant
     extra: dict[str, Any] = field(default_factory=dict)
 
     def with_score(self, score: float, **kw: Any) -> Candidate:

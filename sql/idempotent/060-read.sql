@@ -557,3 +557,35 @@ CREATE OR REPLACE FUNCTION memvault.touch_blocks_v1(p_ids bigint[], p_at timesta
 $$;
 
 RESET check_function_bodies;
+
+-- SessionContinuity: the conversation around the top hits. For each of p_ids (best first), the chunks of the
+-- turns within p_window turns of its own, in the same session (the hits themselves left out); each neighbour
+-- once, with the best hit it is nearest to and its distance in turns. The answer to a question is often a turn
+-- or two after the turn that names the topic ("It was one of those moments where I felt tiny" after "we saw the
+-- Perseid meteor shower"), and does not repeat the topic's words.
+CREATE OR REPLACE FUNCTION memvault.session_neighbours_v1(p_ids bigint[], p_window integer DEFAULT 2)
+    RETURNS TABLE (id bigint, parent_id bigint, distance integer)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    WITH p AS (
+        SELECT u.id, u.ord FROM unnest(p_ids) WITH ORDINALITY AS u(id, ord)
+    ), pt AS (  -- the hits' own turns
+        SELECT p.id AS parent_id, p.ord, t.session_id, t.seq
+        FROM p
+        JOIN memvault.block b ON b.vault_id = memvault.current_vault_id() AND b.id = p.id
+        JOIN memvault.turn t ON t.vault_id = b.vault_id AND t.id = ANY (b.source_turn_ids)
+    ), nt AS (  -- the turns around them, each once: nearest first, then the better hit
+        SELECT DISTINCT ON (t.id) t.id AS turn_id, t.session_id, pt.parent_id, abs(t.seq - pt.seq) AS distance
+        FROM pt
+        JOIN memvault.turn t ON t.vault_id = memvault.current_vault_id() AND t.session_id = pt.session_id
+             AND t.seq BETWEEN pt.seq - p_window AND pt.seq + p_window AND t.seq <> pt.seq
+        ORDER BY t.id, abs(t.seq - pt.seq), pt.ord
+    )
+    SELECT DISTINCT ON (b.id) b.id, nt.parent_id, nt.distance
+    FROM nt
+    JOIN memvault.block b ON b.vault_id = memvault.current_vault_id() AND b.session_id = nt.session_id
+         AND b.kind = 'chunk' AND b.source_turn_ids @> ARRAY[nt.turn_id]
+    WHERE b.id <> ALL (p_ids)
+    ORDER BY b.id, nt.distance;
+$$;
