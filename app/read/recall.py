@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
-from app.read.continuity import SessionContinuity
 from app.read.config import PROFILES, LayerPlan, ReadConfig, RecallOptions
+from app.read.continuity import SessionContinuity
 from app.read.formatter import Card, OutputFormatter, render
 from app.read.rerank import RerankStage
 from app.read.router import PersonalizedRouter
@@ -226,8 +226,7 @@ class ReadTrack:
             "thinking": thinking,
             "layers": {"blocks": plan.blocks, "triples": plan.triples, "communities": plan.communities},
             "funnel": funnel_on,
-            "timeframe": None if timeframe is None else {"start": timeframe.start.isoformat(),
-                                                         "end": timeframe.end.isoformat(), "said": timeframe.surface},
+            "timeframe": None if timeframe is None else timeframe.meta(),
             "crag": crag,
             "knowledge_gap": None if gap is None else {
                 "id": gap["id"], "query": gap["query"], "incorrect_count": gap["incorrect_count"],

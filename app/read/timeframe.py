@@ -41,7 +41,12 @@ class Timeframe:
     surface: str
 
     def params(self) -> dict[str, str]:
+        """The scoring config's keys (stage 1 reads them)."""
         return {"window_start": self.start.isoformat(), "window_end": self.end.isoformat()}
+
+    def meta(self) -> dict[str, str]:
+        """What a recall's meta reports."""
+        return {"start": self.start.isoformat(), "end": self.end.isoformat(), "said": self.surface}
 
 
 def _day(d: date) -> datetime:
