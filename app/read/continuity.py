@@ -31,8 +31,8 @@ class SessionContinuity:
                        events: list[dict[str, Any]]) -> list[Candidate]:
         cfg = self.config
         top = cands[: cfg.hits]
-        if not cfg.enabled or not top:
-            return cands
+        if not cfg.enabled or not any(c.source_turn_ids for c in top):
+            return cands  # memories written directly (not turns) have no conversation around them
         cur = await conn.execute("SELECT * FROM memvault.session_neighbours_v1(%s::bigint[], %s)",
                                  ([c.id for c in top], cfg.window))
         rows = await cur.fetchall()

@@ -565,9 +565,12 @@ RESET check_function_bodies;
 -- Perseid meteor shower"), and does not repeat the topic's words.
 CREATE OR REPLACE FUNCTION memvault.session_neighbours_v1(p_ids bigint[], p_window integer DEFAULT 2)
     RETURNS TABLE (id bigint, parent_id bigint, distance integer)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE  -- plpgsql: its plan is kept for the session (it runs on every fast recall)
     SET search_path = memvault, public, pg_catalog
     AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     WITH p AS (
         SELECT u.id, u.ord FROM unnest(p_ids) WITH ORDINALITY AS u(id, ord)
     ), pt AS (  -- the hits' own turns
@@ -588,4 +591,5 @@ CREATE OR REPLACE FUNCTION memvault.session_neighbours_v1(p_ids bigint[], p_wind
          AND b.kind = 'chunk' AND b.source_turn_ids @> ARRAY[nt.turn_id]
     WHERE b.id <> ALL (p_ids)
     ORDER BY b.id, nt.distance;
+END
 $$;
