@@ -96,9 +96,9 @@ class QueryTimeframe:
             month = _MONTHS.index(m[1].lower()) + 1
             year = today.year if month <= today.month else today.year - 1
             found.append((*_span_of(f"{year}-{month:02d}"), m[0]))  # type: ignore[misc]
-        taken = [(s, e) for s, e, surface in found for s in [query.find(surface)] for e in [s + len(surface)]]
+        taken = [(at, at + len(surface)) for at, surface in ((query.find(f[2]), f[2]) for f in found)]
         for span in self._dates.find(query, ref):
-            if any(span.start < e and s < span.end for s, e in taken):
+            if any(span.start < end and start < span.end for start, end in taken):
                 continue  # "the past month" is the 30 days before as_of, not the calendar month
             window = _span_of(str(span.value))
             if window is not None:
