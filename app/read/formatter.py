@@ -137,10 +137,10 @@ class OutputFormatter:
             if c.dup_of is not None and c.dup_cos is not None and c.dup_cos > self.near_dup_cos and c.dup_of in shown:
                 stats["collapsed"] += 1
                 continue
-            text = full = sanitize(c.id, c.text)
-            if repeats(c, text, shown.values()):
+            if repeats(c, c.text, shown.values()):  # before the sanitizer: a collapsed card costs it nothing
                 stats["collapsed"] += 1
                 continue
+            text = sanitize(c.id, c.text)
             redacted = text != c.text
             tokens = count_tokens(text)
             expand = None
@@ -155,7 +155,7 @@ class OutputFormatter:
                 stats["dropped"] += 1
                 continue
             used += tokens
-            shown[c.id] = Shown(frozenset(c.source_turn_ids), said(full))  # a summarized card still says it all
+            shown[c.id] = Shown(frozenset(c.source_turn_ids), said(c.text))  # a summarized card still says it all
             out.append(Card(
                 id=c.id, text=text, score=round(c.score, 6), tokens=tokens, category=c.category, kind=c.kind,
                 source_kind=c.source_kind, trust_score=c.trust_score, confidence=c.confidence, tier=c.tier,

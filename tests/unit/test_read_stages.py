@@ -163,7 +163,10 @@ def test_formatter_shows_what_a_turn_said_once() -> None:
              cand(3, 0.7, "I passed the adoption agency interviews last Friday!", source_turn_ids=(9,)),
              cand(4, 0.6, "So excited.", source_turn_ids=(8,)),
              cand(5, 0.5, "so  EXCITED", source_turn_ids=(11,))]
-    packed = OutputFormatter().pack(cards, [], budget=1000, k=10, sanitize=lambda _, t: t)
+    sanitized = []
+    packed = OutputFormatter().pack(cards, [], budget=1000, k=10,
+                                    sanitize=lambda i, t: sanitized.append(i) or t)
+    assert sanitized == [1, 3, 4]  # a collapsed card costs the sanitizer nothing
     # 2 is a sentence of 1, from the same turn; 3 says it too, but on another occasion (turn 9), and repeats
     # no shown card word for word, so it stays, as does 4; 5 repeats 4 word for word (case and spacing aside).
     assert [c.id for c in packed.cards] == [1, 3, 4] and packed.collapsed == 2
