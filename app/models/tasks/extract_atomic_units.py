@@ -94,7 +94,7 @@ PHATIC = frozenset(stem(w) for w in """
     supporting supportive backing means mean kind words always there here lately recently since last today day
     keep keeping fantastic wonderful lovely incredible sweet bye later soon sorry mind true right exactly agree
     course honestly seriously look looks looking blast happy thrilled inspiring inspired anytime cheers hug hugs
-    lovely fab brilliant touching touched glad grateful thankful means encouragement encouraging kudos bravo
+    fab brilliant touching touched glad grateful thankful encouragement encouraging kudos bravo
     congratulate everything anything something nothing else how's""".split())
 _SPEAKER = re.compile(r"^\s*[A-Z][\w'’.-]{0,30}\s*:\s*")
 # A name addressed to the other speaker: after a comma ("No worries, Jon!") or a greeting ("Hey Mel").
