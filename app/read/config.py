@@ -74,6 +74,13 @@ class SearchConfig:
         return out
 
 
+# SemanticBoost's weights are the seed's (0.3; entity_lookup 0.5, conceptual 0.4) times this. RRF keeps only
+# the rails' ranks, so stage 8 is the one stage where the size of the cosine counts. Measured on the dev sets,
+# the seed's weights x1 / x1.5 / x2 / x3: LongMemEval NDCG@10 0.902 / 0.901 / 0.910 / 0.908, LoCoMo evidence
+# @10 0.724 / 0.730 / 0.737 / 0.741.
+SEMANTIC_SCALE = 2.0
+
+
 @dataclass(frozen=True, slots=True)
 class ScoringConfig:
     """The 11 stages' coefficients (seed 000, section III), in pipeline order."""
@@ -102,11 +109,7 @@ class ScoringConfig:
     conf_warm: float = 0.4
     access_stretch_max: float = 10.0  # access_count stretches the half-life, up to 10x
     ppr_w: float = 0.3  # 7. PPRBoost x (1 + w ppr)
-    # 8. SemanticBoost x (1 + w cos). The seed's 0.3, doubled (and its per-intent values with it): RRF keeps only
-    # the rails' ranks, so this is the one stage where the size of the cosine counts. Measured on the dev sets,
-    # the seed's weights x1 / x1.5 / x2 / x3: LongMemEval NDCG@10 0.902 / 0.901 / 0.910 / 0.908,
-    # LoCoMo evidence @10 0.724 / 0.730 / 0.737 / 0.741.
-    semantic_w: float = 0.6
+    semantic_w: float = 0.3 * SEMANTIC_SCALE  # 8. SemanticBoost x (1 + w cos)
     min_score: float = 0.10  # 9. MinScoreGate
     noise_tags: tuple[str, ...] = ("noise", "injection", "poisoning", "spam", "low_quality", "duplicate",
                                    "contradiction")  # 10. NoiseFilter: the seven quarantine tags
@@ -176,10 +179,10 @@ class IntentProfile:
 _BASE = ScoringConfig()
 
 PROFILES: dict[str, IntentProfile] = {
-    "entity_lookup": IntentProfile("entity_lookup", replace(_BASE, semantic_w=1.0), RerankBlend(0.2, 0.8),
-                                   RetrievalMode.LOCAL, "fast"),
+    "entity_lookup": IntentProfile("entity_lookup", replace(_BASE, semantic_w=0.5 * SEMANTIC_SCALE),
+                                   RerankBlend(0.2, 0.8), RetrievalMode.LOCAL, "fast"),
     "factual": IntentProfile("factual", replace(_BASE, trust_w=0.45), RerankBlend(), RetrievalMode.LOCAL, "fast"),
-    "conceptual": IntentProfile("conceptual", replace(_BASE, semantic_w=0.8), RerankBlend(),
+    "conceptual": IntentProfile("conceptual", replace(_BASE, semantic_w=0.4 * SEMANTIC_SCALE), RerankBlend(),
                                 RetrievalMode.GLOBAL, "slow"),
     "exploratory": IntentProfile("exploratory", replace(_BASE, recency_w=0.3), RerankBlend(0.5, 0.5),
                                  RetrievalMode.GLOBAL, "slow"),

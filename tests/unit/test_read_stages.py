@@ -9,7 +9,7 @@ import pytest
 
 from app.read.cascade import personalized_pagerank
 from app.read.classify import keyword_distribution
-from app.read.config import PROFILES, GateConfig, LayerPlan, RerankBlend, RetrievalMode
+from app.read.config import PROFILES, SEMANTIC_SCALE, GateConfig, LayerPlan, RerankBlend, RetrievalMode
 from app.read.formatter import OutputFormatter, count_tokens, render
 from app.read.focus import focus
 from app.read.funnel import decompose, merge, names
@@ -47,9 +47,10 @@ def test_intent_profiles_follow_the_seed() -> None:
     assert PROFILES["entity_lookup"].blend == RerankBlend(0.2, 0.8)
     assert PROFILES["exploratory"].blend == RerankBlend(0.5, 0.5)
     assert PROFILES["factual"].blend == RerankBlend(0.3, 0.7)
-    # entity_lookup pulls SemanticBoost up (seed: 0.3 -> 0.5; here both doubled, see ScoringConfig.semantic_w)
-    assert PROFILES["entity_lookup"].scoring.semantic_w > PROFILES["conceptual"].scoring.semantic_w \
-        > PROFILES["factual"].scoring.semantic_w
+    # the seed's SemanticBoost weights (entity_lookup pulls it up), scaled as measured (config.SEMANTIC_SCALE)
+    assert PROFILES["entity_lookup"].scoring.semantic_w == 0.5 * SEMANTIC_SCALE == 1.0
+    assert PROFILES["conceptual"].scoring.semantic_w == 0.4 * SEMANTIC_SCALE == 0.8
+    assert PROFILES["factual"].scoring.semantic_w == 0.3 * SEMANTIC_SCALE == 0.6
     assert PROFILES["exploratory"].scoring.recency_w > PROFILES["factual"].scoring.recency_w
     assert PROFILES["factual"].scoring.trust_w > PROFILES["conceptual"].scoring.trust_w
     assert PROFILES["cross_domain"].mode is RetrievalMode.HYBRID and PROFILES["cross_domain"].thinking == "slow"
