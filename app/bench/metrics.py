@@ -81,10 +81,15 @@ def covers(memory: Memory, turn: EvidenceTurn) -> bool:
     return bool(needle) and needle in _norm(memory.text)
 
 
-def evidence_coverage(memories: Sequence[Memory], evidence: Sequence[EvidenceTurn], k: int) -> float:
-    """Fraction of the evidence turns covered by at least one of the top-k memories."""
+def evidence_coverage(memories: Sequence[Memory], evidence: Sequence[EvidenceTurn], k: int, *,
+                      provenance: bool = True) -> float:
+    """Fraction of the evidence turns covered by at least one of the top-k memories. ``provenance=False``
+    counts a turn only when a returned text contains it whole (the eval README's wording): a sentence-level
+    unit drawn from a longer turn then does not count."""
     if not evidence:
         return 0.0
+    if not provenance:
+        evidence = [EvidenceTurn(None, e.text) for e in evidence]
     top = memories[:k]
     return sum(any(covers(m, e) for m in top) for e in evidence) / len(evidence)
 

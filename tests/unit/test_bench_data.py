@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.bench.data import (DataFormatError, evidence_ids, load_locomo, load_longmemeval, parse_locomo_date,
-                            parse_longmemeval_date)
+from app.bench.data import (DataFormatError, LmeQuestion, Session, Turn, evidence_ids, load_locomo,
+                            load_longmemeval, parse_locomo_date, parse_longmemeval_date)
+from app.bench.longmemeval import as_of_for
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -55,6 +56,23 @@ def test_load_longmemeval_gzip_and_plain(tmp_path):
         (q,) = load_longmemeval(p)
         assert q.abstention and q.turn_count == 1 and q.sessions[0].turns[0].has_answer
         assert q.sessions[0].date == datetime(2023, 5, 1, 10, 0, tzinfo=UTC)
+
+
+def _question(asked: datetime, *session_dates: datetime) -> LmeQuestion:
+    sessions = tuple(Session(f"s{i}", d, (Turn("user", "hello"),)) for i, d in enumerate(session_dates))
+    return LmeQuestion("q", "temporal-reasoning", "Which came first?", asked, "a", ("s1",), sessions)
+
+
+def test_longmemeval_question_is_asked_after_its_whole_history():
+    asked = datetime(2023, 5, 24, 8, 2, tzinfo=UTC)
+    late = datetime(2023, 5, 24, 16, 55, tzinfo=UTC)  # a gold session dated after its question, the same day
+    q = _question(asked, datetime(2023, 5, 24, 1, 32, tzinfo=UTC), late)
+    assert as_of_for(q) == late  # the default: after the history
+    assert as_of_for(q, "question") == asked
+    assert as_of_for(q, "end-of-day") == datetime(2023, 5, 24, 23, 59, 59, tzinfo=UTC)
+    assert as_of_for(q, "none") is None
+    earlier = _question(asked, datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 20, tzinfo=UTC))
+    assert as_of_for(earlier) == asked  # the usual case: the question comes last
 
 
 def test_load_locomo(tmp_path):

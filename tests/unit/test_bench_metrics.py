@@ -57,6 +57,10 @@ def test_evidence_coverage_fraction_at_k():
     assert evidence_coverage(mems, ev, 2) == pytest.approx(1 / 3)
     assert evidence_coverage(mems, ev, 3) == pytest.approx(1.0)
     assert evidence_coverage(mems, [], 3) == 0.0
+    # by text alone: only a memory whose text holds the whole turn counts
+    worded = [Memory("I said one thing", frozenset({1})), Memory("a unit", frozenset({2})), Memory("three")]
+    assert evidence_coverage(worded, ev, 3) == pytest.approx(1.0)
+    assert evidence_coverage(worded, ev, 3, provenance=False) == pytest.approx(2 / 3)
 
 
 def test_tokens_cl100k():

@@ -24,9 +24,9 @@ def _lme_details():
 
 def _locomo_details():
     return [{"category": 4, "ms": 5.0, "tokens@10": 50, "recall@5": 0.5, "recall@10": 1.0, "recall@25": 1.0,
-             "curve": [0.0] * 4 + [0.5] * 5 + [1.0] * 16},
+             "text_recall@10": 0.5, "curve": [0.0] * 4 + [0.5] * 5 + [1.0] * 16},
             {"category": 5, "ms": 7.0, "tokens@10": 70, "recall@5": 0.0, "recall@10": 0.0, "recall@25": 0.0,
-             "curve": [0.0] * 25}]
+             "text_recall@10": 0.0, "curve": [0.0] * 25}]
 
 
 def test_summaries_and_curves():
@@ -36,7 +36,7 @@ def test_summaries_and_curves():
     any_k, all_k = lme_curves(_lme_details(), 3)
     assert any_k == [0.5, 1.0, 1.0] and all_k == [0.0, 0.5, 0.5]
     loc = locomo_summary(_locomo_details(), IngestStats(10, 1.0))
-    assert loc["questions"] == 1 and loc["recall@5"] == 0.5 and loc["by_category"]["5"]["questions"] == 1
+    assert loc["questions"] == 1 and loc["recall@5"] == 0.5 and loc["text_recall@10"] == 0.5 and loc["by_category"]["5"]["questions"] == 1
     assert locomo_curve(_locomo_details())[9] == 1.0
 
 
@@ -54,6 +54,7 @@ def test_render_and_plots(tmp_path):
     assert all(p.stat().st_size > 1000 for p in images.values())
     md = render(runs, images, tmp_path)
     assert "| full | 1.000 | 1.000 | 0.500 | 0.500 |" in md
+    assert "| full | 0.500 | 1.000 | 1.000 | 0.500 |" in md  # LoCoMo @5 / @10 / @25 / by text alone
     assert "0.706" in md and "DRAGON" in md and "Zep" in md and "Note: skipped." in md
     assert "img/longmemeval_recall_at_k.png" in md
 
