@@ -166,6 +166,14 @@ class ContinuityConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeakerConfig:
+    """SpeakerMatch (app/read/speaker.py): a named person's own turns first when the query names them."""
+
+    enabled: bool = True
+    weight: float = 2.0  # score x weight for a candidate whose speaker the query names
+
+
+@dataclass(frozen=True, slots=True)
 class IntentProfile:
     """Everything an intent decides downstream."""
 
@@ -199,6 +207,7 @@ class ReadConfig:
     gate: GateConfig = field(default_factory=GateConfig)
     funnel: FunnelConfig = field(default_factory=FunnelConfig)
     continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
+    speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
     candidates: int = 30  # scored candidates kept for rerank / format (at least k)
     default_k: int = 10
     max_k: int = 200

@@ -2,7 +2,7 @@
 
 QueryClassify -> PersonalizedRouter -> QueryTimeframe -> fast search + 11 stages (one SQL call) ->
 SessionContinuity (the turns around the top hits, same stages) -> [slow: multi-query variants] ->
-rerank (gate, breaker) -> [funnel recipe] -> [slow: cascade recall, CRAG] -> read sanitize + OutputFormatter ->
+SpeakerMatch (a named person's own turns) -> rerank (gate, breaker) -> [funnel recipe] -> [slow: cascade recall, CRAG] -> read sanitize + OutputFormatter ->
 write-back + recall_log. The fast path always runs; slow mode adds to it (seed 000: slow = fast + extras).
 A prefetched result (Slow Thinker) short-cuts everything but the sanitizer and the formatter.
 """
@@ -26,6 +26,7 @@ from app.read.rerank import RerankStage
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate, FastSearch
+from app.read.speaker import SpeakerMatch
 from app.read.stats import COUNTERS
 from app.read.timeframe import QueryTimeframe
 
@@ -102,6 +103,7 @@ class ReadTrack:
         self.search = FastSearch(services, cfg.search)
         self.timeframe = QueryTimeframe()
         self.continuity = SessionContinuity(cfg.continuity)
+        self.speaker = SpeakerMatch(cfg.speaker)
         settings = services.settings
         self.rerank = RerankStage(services.reranker, gate=cfg.gate, failures=settings.breaker_failures,
                                   open_s=settings.breaker_open_s)
@@ -203,6 +205,8 @@ class ReadTrack:
                 with clock.stage("gap"):
                     cur = await conn.execute("SELECT * FROM memvault.knowledge_gap_for_v1(%s)", (query,))
                     gap = await cur.fetchone()
+        with clock.stage("speaker"):
+            cands = self.speaker(query, cands, events)
         with clock.stage("rerank"):
             cands = await self.rerank(query, cands, profile.blend, events)
         if funnel_on:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import math
+
 import pytest
 
 from app.errors import InvalidInput
@@ -150,3 +152,33 @@ async def test_a_question_that_names_a_time_ranks_memories_from_it_first(service
     dated = await recall(services, vault, f"Which game did I finally beat in {month_of_old}?",
                          RecallOptions(as_of=as_of))
     assert dated.cards[0].id == old  # stage 1 measures age from that month, not from as_of
+
+
+async def test_a_turn_and_the_answer_after_it_are_not_each_others_duplicates(services, vault) -> None:
+    """Each turn is embedded with the end of the turn before it, so an answer sits close to its question; they are
+    two things said, not one memory twice. The same words stored apart from that session still count as a
+    duplicate."""
+    from app.write.sessions import SessionTrack, TurnIn
+
+    now = datetime.now(UTC)
+    said = [TurnIn("user", "Did you enjoy the pottery class on Tuesday?", now),
+            TurnIn("user", "I enjoyed the pottery class on Tuesday a lot.", now)]
+    await SessionTrack(services).append_turns(vault, "talk", said)
+    question, answer = [int(r["id"]) for r in await services.db.fetchall(
+        "SELECT id FROM memvault.block WHERE vault_id = %s AND kind = 'chunk' ORDER BY id", (vault.id,),
+        vault_id=vault.id)]
+    [noted] = await put_blocks(services, vault, [Mem("Did you enjoy the pottery class on Tuesday?",
+                                                     session_id="notes")])
+    cos = await services.db.fetchone(
+        "SELECT 1 - (a.embedding <=> b.embedding) AS cos FROM memvault.block a, memvault.block b "
+        "WHERE a.vault_id = %s AND b.vault_id = a.vault_id AND a.id = %s AND b.id = %s",
+        (vault.id, question, answer), vault_id=vault.id)
+    assert cos["cos"] > 0.85  # close enough that the plain cosine rule would halve the answer
+    qvec = services.embedder.embed_query("pottery class on Tuesday")
+    got = await services.db.fetchall(
+        "SELECT id, score, base, factors, dup_of, dup_cos FROM memvault.score_candidates_v1(%s, %s, %s)",
+        ([question, answer, noted], [1.0, 0.9, 0.8], qvec), vault_id=vault.id)
+    by_id = {int(r["id"]): r for r in got}
+    halved = {i for i, r in by_id.items() if r["score"] < 0.75 * r["base"] * math.prod(r["factors"])}
+    assert by_id[answer]["dup_of"] is None and answer not in halved and question not in halved
+    assert noted in halved and by_id[noted]["dup_of"] == question and by_id[noted]["dup_cos"] > 0.85

@@ -1,0 +1,70 @@
+"""SpeakerMatch: in a conversation among named people, what a person said is the first evidence about them.
+
+A transcript among several people is written as turns of the form ``Name: text``. A question that names one of
+them ("What does Melanie do to destress?", "How did Melanie feel about her family supporting her?") is about
+what that person said, did or felt, and both rails also find the other speaker's turns that only address them
+("Thanks, Melanie!", "Wow, Melanie, that painting is amazing"): the name is in the text, and in a short turn it
+dominates the vector. So a candidate whose speaker the query names has its score multiplied by ``weight``.
+
+A candidate's speaker is its text's ``Name:`` prefix. Memories without one are left as they are: turns of
+``user`` / ``assistant`` roles without a name prefix, summaries ("user: ..."), memories written directly, and
+sentence-level units that dropped the prefix (giving those their turn's speaker, looked up by provenance,
+measured 0.767 against 0.769 without: the boost then also lifts fragments like "They're amazing."). A vault
+without named speakers sees no change and no cost.
+
+Measured on the LoCoMo dev split (weight x1.2 / 1.5 / 2 / 3): coverage@10 0.737 -> 0.758 / 0.765 / 0.769 /
+0.776, @5 0.627 -> 0.666 / 0.677 / 0.686 / 0.686; LongMemEval unchanged (no named speakers). The default, 2, is
+"the named person's own words count double": above it the boost turns into a filter on the speaker.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.read.config import SpeakerConfig
+from app.read.search import Candidate
+from app.read.stats import COUNTERS
+
+_NAME = r"[A-Z][\w'’.-]{0,30}"
+_PREFIX = re.compile(rf"^\s*({_NAME}(?: {_NAME}){{0,2}})\s*:\s")
+_QUERY_NAME = re.compile(r"\b[A-Z][\w-]*")
+_TITLES = frozenset({"Dr.", "Mr.", "Mrs.", "Ms.", "Prof."})
+
+
+def speaker_of(text: str) -> str | None:
+    """The ``Name`` of a ``Name: text`` turn, or None."""
+    m = _PREFIX.match(text)
+    return m.group(1) if m else None
+
+
+def query_names(query: str) -> frozenset[str]:
+    """Capitalized words of the query, possessives stripped ("Melanie's" -> "Melanie"). Only words that turn out
+    to be a candidate's speaker matter, so "What" or "Can" in the set is harmless."""
+    return frozenset(m.group(0) for m in _QUERY_NAME.finditer(query))
+
+
+def named(speaker: str | None, names: frozenset[str]) -> bool:
+    if not speaker:
+        return False
+    return any(w.rstrip(".") in names for w in speaker.split() if w not in _TITLES)
+
+
+class SpeakerMatch:
+    def __init__(self, config: SpeakerConfig | None = None) -> None:
+        self.config = config or SpeakerConfig()
+
+    def __call__(self, query: str, cands: list[Candidate], events: list[dict[str, Any]]) -> list[Candidate]:
+        cfg = self.config
+        names = query_names(query)
+        if not cfg.enabled or cfg.weight == 1.0 or not names or not cands:
+            return cands
+        speakers = {c.id: speaker_of(c.text) or speaker_of(c.content) for c in cands}
+        boosted = {cid for cid, s in speakers.items() if named(s, names)}
+        if not boosted or len(boosted) == len(cands):
+            return cands  # nobody named, or everybody: the boost would not change the order
+        COUNTERS.incr("speaker.boosted", len(boosted))
+        events.append({"stage": "speaker", "names": sorted({speakers[i] for i in boosted}),
+                       "boosted": len(boosted)})
+        out = [c.with_score(c.score * cfg.weight) if c.id in boosted else c for c in cands]
+        return sorted(out, key=lambda c: (-c.score, c.id))

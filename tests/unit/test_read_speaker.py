@@ -1,0 +1,48 @@
+"""SpeakerMatch: who said a turn, which names a query holds, and the reordering."""
+
+from __future__ import annotations
+
+from app.read.config import SpeakerConfig
+from app.read.search import Candidate
+from app.read.speaker import SpeakerMatch, named, query_names, speaker_of
+
+
+def test_speaker_is_the_name_prefix_of_a_transcript_turn():
+    assert speaker_of("Melanie: I ran a charity race last Saturday.") == "Melanie"
+    assert speaker_of("  Dr. Jane Smith: take two a day") == "Dr. Jane Smith"
+    assert speaker_of("user: Caroline: hi") is None  # a summary's role prefix is not a person
+    assert speaker_of("I went camping: it was great") is None
+    assert speaker_of("Remember the milk") is None
+
+
+def test_query_names_and_matching():
+    names = query_names("What did Melanie's kids like about Caroline’s painting?")
+    assert {"Melanie", "Caroline"} <= names
+    assert named("Melanie", names) and not named("Gina", names)
+    assert named("Dr. Melanie Smith", names) and not named("Dr. Smith", names) and not named(None, names)
+
+
+def _cand(i: int, score: float, text: str) -> Candidate:
+    return Candidate(id=i, score=score, base=score, cosine=0.5, text=text, content=text)
+
+
+def test_the_named_persons_own_turns_rise_and_nobody_elses_change():
+    cands = [_cand(1, 0.60, "Caroline: Thanks, Melanie! Your painting is lovely."),
+             _cand(2, 0.50, "Caroline: Wow Melanie, that sounds relaxing!"),
+             _cand(3, 0.40, "Melanie: Running longer has been great for my headspace."),
+             _cand(4, 0.35, "Summary of the week")]
+    events: list = []
+    out = SpeakerMatch()("What does Melanie do to destress?", cands, events)
+    assert [c.id for c in out] == [3, 1, 2, 4]
+    assert out[0].score == 0.40 * SpeakerConfig().weight and out[1].score == 0.60
+    assert events == [{"stage": "speaker", "names": ["Melanie"], "boosted": 1}]
+
+
+def test_no_change_without_named_speakers_or_when_everyone_is_named():
+    cands = [_cand(1, 0.6, "I like tea"), _cand(2, 0.5, "Melanie: I like coffee")]
+    match = SpeakerMatch()
+    assert match("What do I like to drink?", cands, []) is cands  # no name in the query
+    assert match("What does Gina drink?", cands, []) is cands  # a name nobody speaks under
+    both = [_cand(1, 0.6, "Caroline: tea"), _cand(2, 0.5, "Melanie: coffee")]
+    assert match("What did Caroline and Melanie drink?", both, []) is both
+    assert SpeakerMatch(SpeakerConfig(enabled=False))("What does Melanie drink?", cands, []) is cands
