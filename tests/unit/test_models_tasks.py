@@ -148,7 +148,7 @@ def test_atomic_units_english() -> None:
                 "only 500 dollars. Maybe we could try PaddleOCR later for the Chinese receipts, it "
                 "seems to handle vertical text much better than anything else we have looked at so "
                 "far in our tests. I need to send the sample invoices to Maria by Friday. What "
-                "about handwriting?",
+                "about handwriting on paper receipts?",
             },
             {"role": "assistant", "content": "Sounds good. Let's use Google Vision for handwriting."},
             {"role": "user", "content": "We decided to use Tesseract for the first version."},
@@ -173,6 +173,13 @@ def test_atomic_units_english() -> None:
     text = " ".join(u.text for u in units)
     for word in ("vertical", "tests", "far", "receipts", "anything"):
         assert word in text
+
+
+def test_atomic_units_leave_fragments_that_lean_on_their_context_to_the_chunk() -> None:
+    units = _units([{"role": "user", "content": "Melanie: I love it. They're amazing. Wow, did you make that? "
+                                                 "I signed up for a pottery class yesterday."},
+                    {"role": "user", "content": "Caroline: Woohoo Melanie! Dance videos. 我喜歡它"}])
+    assert [u.text for u in units] == ["I signed up for a pottery class yesterday.", "我喜歡它"]
 
 
 def test_atomic_units_chinese() -> None:

@@ -40,6 +40,11 @@ CATEGORIES: tuple[Category, ...] = (
     "Provisional",
 )
 MAX_WORDS = 15
+# A unit needs this many content words to stand alone as a claim. Shorter fragments lean on their context ("I love
+# it.", "They're amazing.", "dance videos.", "Woohoo Melanie!"): stored on their own they match any question that
+# names their speaker and say nothing; the turn's chunk keeps them, so nothing is omitted. Measured on LoCoMo dev
+# (a quarter of the units): coverage@10 0.777 -> 0.786.
+MIN_CONTENT_WORDS = 3
 # What the rule-based extractor takes from another speaker's turn: its proposals, at most this many per turn.
 OTHER_SPEAKER_CATEGORIES = frozenset({"Idea", "ActionItem"})
 OTHER_SPEAKER_UNITS_PER_TURN = 3
@@ -228,10 +233,20 @@ def _key(text: str) -> str:
     return " ".join(sorted(set(content_terms(text))))
 
 
+def stands_alone(text: str) -> bool:
+    """Enough content words to be a claim without its context (see MIN_CONTENT_WORDS); Chinese text always is
+    (its words are not split here). The speaker's "Name:" prefix and a name addressed to someone do not count."""
+    if is_cjk(text):
+        return True
+    bare = _VOCATIVE.sub(lambda m: m.group(1), _SPEAKER.sub("", text, count=1))
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’]*|\d+", bare) if w.lower() not in EN_STOPWORDS]
+    return len(words) >= MIN_CONTENT_WORDS
+
+
 def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
     """Sentence splitting (EN + ZH) -> drop greetings, acknowledgements and other social talk (:func:`phatic`)
-    -> cue-phrase category -> compression
-    to <= 15 words (see :func:`compress`). Units with the same content terms collapse into one, keeping every
+    -> cue-phrase category -> compression to <= 15 words (see :func:`compress`) -> drop fragments that do not
+    stand alone (:func:`stands_alone`; the turn's chunk keeps them). Units with the same content terms collapse into one, keeping every
     source turn.
 
     Every sentence of the user's turns becomes units. Of another speaker's turn (an assistant), only its
@@ -253,6 +268,8 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
                 continue
             sentence_category = categorize(sentence, from_user=from_user)
             for text in compress(sentence):
+                if not stands_alone(text):
+                    continue
                 # A clause split off a sentence gets its own category; a plain clause of a provisional or
                 # exploratory sentence stays provisional (no hardening into a Fact).
                 category = (
