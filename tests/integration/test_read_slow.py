@@ -173,3 +173,17 @@ def test_prefetch_task_is_registered() -> None:
     from app.worker.app import app as procrastinate_app
 
     assert "prefetch_for_turn" in procrastinate_app.tasks
+
+
+async def test_names_in_most_of_the_vault_are_not_searched_alone(services, vault) -> None:
+    from app.read.funnel import common_names
+    from app.read.lexeme_stats import refresh
+
+    said = [f"Melanie: day {i}, I went for a run and then painted for an hour." for i in range(8)]
+    await put_blocks(services, vault, [*said, "Caroline: Oscar the guinea pig loves carrots.",
+                                       "Caroline: The Lean Startup was a good read."])
+    await refresh(services, vault.id)
+    async with services.db.transaction(vault.id) as conn:
+        common = await common_names(conn, ["Melanie", "Oscar", "The Lean Startup", "Nobody"])
+        assert await common_names(conn, []) == frozenset()
+    assert common == {"Melanie"}  # in 8 of 10 memories; a name the vault never saw is rare, not common

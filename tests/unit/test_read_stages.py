@@ -95,6 +95,11 @@ def test_decompose_and_merge() -> None:
     v = decompose("What did I decide about the Atlas project deadline?")
     assert v[0].startswith("What did I") and 3 <= len(v) <= 4 and len({x.lower() for x in v}) == len(v)
     assert "Atlas" in v[1:]  # the names variant
+    # a name in most of the vault's memories is left out of it; with no other name there is no names variant
+    asked = "What did Maria decide about the Atlas deadline?"
+    assert decompose(asked)[2] == "Maria Atlas" and decompose(asked, common=frozenset({"Maria"}))[2] == "Atlas"
+    assert decompose("What does Melanie do to destress?", common=frozenset({"Melanie"})) == [
+        "What does Melanie do to destress?", "Melanie destress", "does Melanie do to destress"]
     # CombSUM: 2 is found by both lists (0.4 + 0.85 x 0.9), 1 by the question alone, 3 by the variant alone.
     merged = merge([(1.0, [cand(1, 0.5), cand(2, 0.4)]), (0.85, [cand(2, 0.9), cand(3, 0.1)])], limit=10)
     assert [c.id for c in merged] == [2, 1, 3] and merged[0].score == pytest.approx(1.165)
