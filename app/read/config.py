@@ -167,10 +167,12 @@ class ContinuityConfig:
 
 @dataclass(frozen=True, slots=True)
 class SpeakerConfig:
-    """SpeakerMatch (app/read/speaker.py): a named person's own turns first when the query names them."""
+    """SpeakerMatch (app/read/speaker.py): a named person's own turns first when the query names them, and the
+    user's own turns when the query is about its asker."""
 
     enabled: bool = True
     weight: float = 2.0  # score x weight for a candidate whose speaker the query names
+    first_person_weight: float = 1.3  # a question about its asker (I, me, my): the user's own turns
 
 
 @dataclass(frozen=True, slots=True)
