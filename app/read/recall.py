@@ -2,8 +2,8 @@
 
 QueryClassify -> PersonalizedRouter -> QueryTimeframe -> fast search + 11 stages (one SQL call) ->
 SessionContinuity (the turns around the top hits, same stages) -> [slow: multi-query variants] ->
-SpeakerMatch (a named person's own turns) -> rerank (gate, breaker) -> [funnel recipe] -> [slow: cascade recall, CRAG] -> read sanitize + OutputFormatter ->
-write-back + recall_log. The fast path always runs; slow mode adds to it (seed 000: slow = fast + extras).
+SpeakerMatch (the own turns of whom the question is about) -> rerank (gate, breaker) -> [funnel recipe] ->
+[slow: cascade recall, CRAG] -> read sanitize + OutputFormatter -> write-back + recall_log. The fast path always runs; slow mode adds to it (seed 000: slow = fast + extras).
 A prefetched result (Slow Thinker) short-cuts everything but the sanitizer and the formatter.
 """
 
