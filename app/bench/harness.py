@@ -125,9 +125,12 @@ async def analyze_blocks(services: Services, vaults: Iterable[Vault] = (), *, va
     5 minutes), from which the sparse rail takes its terms and idf. A benchmark asks right after writing, so it
     refreshes them itself (not timed as ingest).
 
-    ``vacuum`` also does what autovacuum does next on a table that took many inserts: sets the hint bits and the
-    visibility map and merges the GIN pending list. Right after filling 100,000 memories, fast recall measured
-    p50/p95 66/91 ms; after this vacuum 50/68 ms, which is the state the table is in a minute later."""
+    ``vacuum`` also does what autovacuum does next, for the whole database: on the block table that took many
+    inserts it sets the hint bits and the visibility map and merges the GIN pending list (right after filling
+    100,000 memories, fast recall measured p50/p95 66/91 ms; after this vacuum 50/68 ms, the state the table is
+    in a minute later), and it clears the system catalogs of the tables that dropped vaults' graphs left behind
+    (60 vaults created and dropped, then 10,000 memories: fast p95 49 ms, against 32 on a settled database;
+    a report drops 64 benchmark vaults right before its latency runs)."""
     from app.read.lexeme_stats import refresh
 
     for vault in vaults:
@@ -139,4 +142,4 @@ async def analyze_blocks(services: Services, vaults: Iterable[Vault] = (), *, va
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(services.db.url, autocommit=True) as conn:
-        await conn.execute("VACUUM (ANALYZE) memvault.block")
+        await conn.execute("VACUUM (ANALYZE)")
