@@ -176,6 +176,17 @@ class SpeakerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class CohesionConfig:
+    """SessionCohesion (app/read/cohesion.py): a candidate whose session keeps coming back among the best ones
+    gains a little over a lone match."""
+
+    enabled: bool = True
+    weight: float = 0.1  # score x (1 + weight x support), support = the session's other top scores / the best
+    cap: float = 5.0  # support counted up to this (x1.5 at most)
+    top: int = 20  # the best candidates whose sessions count
+
+
+@dataclass(frozen=True, slots=True)
 class IntentProfile:
     """Everything an intent decides downstream."""
 
@@ -210,6 +221,7 @@ class ReadConfig:
     funnel: FunnelConfig = field(default_factory=FunnelConfig)
     continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
     speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
+    cohesion: CohesionConfig = field(default_factory=CohesionConfig)
     candidates: int = 30  # scored candidates kept for rerank / format (at least k)
     default_k: int = 10
     max_k: int = 200

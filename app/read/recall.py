@@ -26,6 +26,7 @@ from app.read.rerank import RerankStage
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate, FastSearch
+from app.read.cohesion import SessionCohesion
 from app.read.speaker import SpeakerMatch
 from app.read.stats import COUNTERS
 from app.read.timeframe import QueryTimeframe
@@ -104,6 +105,7 @@ class ReadTrack:
         self.timeframe = QueryTimeframe()
         self.continuity = SessionContinuity(cfg.continuity)
         self.speaker = SpeakerMatch(cfg.speaker)
+        self.cohesion = SessionCohesion(cfg.cohesion)
         settings = services.settings
         self.rerank = RerankStage(services.reranker, gate=cfg.gate, failures=settings.breaker_failures,
                                   open_s=settings.breaker_open_s)
@@ -207,6 +209,8 @@ class ReadTrack:
                     gap = await cur.fetchone()
         with clock.stage("speaker"):
             cands = self.speaker(query, cands, events)
+        with clock.stage("cohesion"):
+            cands = self.cohesion(cands, events)
         with clock.stage("rerank"):
             cands = await self.rerank(query, cands, profile.blend, events)
         if funnel_on:
