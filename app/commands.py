@@ -1,4 +1,5 @@
-"""``memvault serve | worker | migrate``: run the service, the background worker, the migrations."""
+"""``memvault serve | worker | migrate | reembed | index | graph``: run the service, the background worker, the
+migrations, and the maintenance a DBA may want to start by hand."""
 
 from __future__ import annotations
 
@@ -24,6 +25,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--abort", action="store_true", help="drop an unfinished move")
     p.set_defaults(func=_reembed)
+
+    p = sub.add_parser("index", help="build each large vault's own HNSW index now (the worker does it every minute)")
+    p.add_argument("--min-blocks", type=int, default=None, help="vault size from which a vault gets one (5000)")
+    p.add_argument("--plan", action="store_true", help="only print what is due")
+    p.add_argument("--blocking", action="store_true",
+                   help="build without CONCURRENTLY: quicker, but writes to the block table wait for it")
+    p.set_defaults(func=_index)
 
     p = sub.add_parser("graph", help="knowledge graph maintenance")
     g = p.add_subparsers(dest="graph_command", required=True, metavar="ACTION")
@@ -86,6 +94,33 @@ def _reembed(args: argparse.Namespace) -> int:
     print(f"reembed: {result.blocks} blocks and {result.entities} entities now use {result.name} (dim {result.dim});"
           f" set MEMVAULT_EMBEDDER={args.to} for the service")
     return 0
+
+
+def _index(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from app.db.ann_index import MIN_BLOCKS, apply, plan
+    from app.db.connector import Database
+    from app.services import database_url
+    from app.settings import get_settings
+
+    min_blocks = args.min_blocks or MIN_BLOCKS
+
+    async def run() -> int:
+        async with Database(database_url(get_settings())) as db:
+            if args.plan:
+                todo = await plan(db, min_blocks)
+                for a in todo:
+                    print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {a.blocks} blocks")
+                print(f"{len(todo)} due" if todo else "nothing due")
+                return 0
+            done = await apply(db, min_blocks=min_blocks, concurrently=not args.blocking)
+        for a in done:
+            print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {a.blocks} blocks  {a.seconds:.1f} s")
+        print(f"{len(done)} done" if done else "nothing due")
+        return 0
+
+    return asyncio.run(run())
 
 
 def _graph_rebuild(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import psycopg
 from pgvector.psycopg import register_vector
 
+from app.db.ann_index import MIN_BLOCKS
 from app.models.base import Embedder
 
 
@@ -54,6 +55,8 @@ def reembed(url: str, embedder: Embedder, *, batch: int = 256, progress=lambda n
         blocks = _fill(conn, "block", BLOCK_EMBEDDING_TEXT, embedder, batch, progress)
         entities = _fill(conn, "entity", "name", embedder, batch, progress)
         conn.execute("SELECT memvault.reembed_switch_v1()")
+        # The vaults' own HNSW indexes went with the old column: build them again before search needs them.
+        conn.execute("SELECT memvault.build_due_ann_indexes_v1(%s)", (MIN_BLOCKS,))
         conn.commit()
     return ReembedResult(blocks, entities, embedder.name, embedder.dim)
 

@@ -94,6 +94,14 @@ class IngestStats:
         return self.turns / self.seconds if self.seconds > 0 else 0.0
 
 
+async def ensure_ann_index(services: Services, vault_id) -> None:
+    """The vault's own HNSW index once it is large enough (app/db/ann_index.py): the worker's
+    ``build_ann_indexes`` job does it within a minute, a benchmark writing without a worker does it itself."""
+    from app.db.ann_index import ensure
+
+    await ensure(services.db, vault_id)
+
+
 async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[Session], *, close: bool,
                           stats: IngestStats) -> dict[str, tuple[int, ...]]:
     """Every session through the write track (append turns; close it when asked), in date order.
@@ -116,6 +124,7 @@ async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[S
             await track.close(vault, s.id)
         stats.turns += len(s.turns)
     stats.seconds += time.perf_counter() - t0
+    await ensure_ann_index(services, vault.id)  # what the worker would do within a minute (not timed)
     return turn_ids
 
 
@@ -135,6 +144,7 @@ async def analyze_blocks(services: Services, vaults: Iterable[Vault] = (), *, va
 
     for vault in vaults:
         await refresh(services, vault.id)
+        await ensure_ann_index(services, vault.id)
     if not vacuum:
         async with services.db.transaction() as conn:
             await conn.execute("ANALYZE memvault.block")

@@ -329,7 +329,8 @@ prefetch_cache = Table(
 
 # --- what `alembic check` compares ------------------------------------------------------------------------
 
-_RUNTIME_INDEXES = {"block_embedding_hnsw", "entity_embedding_hnsw"}  # built by configure_embedder_v1()
+_RUNTIME_INDEXES = {"entity_embedding_hnsw"}  # built by configure_embedder_v1()
+_RUNTIME_INDEX_PREFIXES = ("block_ann_",)  # each large vault's own HNSW index (app/db/ann_index.py)
 _PARTITIONED = ("recall_log_", "audit_log_")
 
 
@@ -343,7 +344,7 @@ def include_name(name, type_, parent_names) -> bool:
 
 
 def include_object(obj, name, type_, reflected, compare_to) -> bool:
-    if type_ == "index" and name in _RUNTIME_INDEXES:
+    if type_ == "index" and (name in _RUNTIME_INDEXES or (name or "").startswith(_RUNTIME_INDEX_PREFIXES)):
         return False
     return True
 

@@ -72,8 +72,7 @@ BEGIN
     -- A new type resets the column's storage: vectors stay in the row (see 005-vector-storage.sql).
     ALTER TABLE memvault.block ALTER COLUMN embedding SET STORAGE MAIN;
     ALTER TABLE memvault.entity ALTER COLUMN embedding SET STORAGE MAIN;
-    EXECUTE 'CREATE INDEX IF NOT EXISTS block_embedding_hnsw ON memvault.block '
-            'USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)';
+    -- Blocks get no HNSW index over every vault: each large vault gets its own (012-ann-index.sql).
     EXECUTE 'CREATE INDEX IF NOT EXISTS entity_embedding_hnsw ON memvault.entity '
             'USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)';
     INSERT INTO memvault.embedder_config (name, dim) VALUES (p_name, p_dim) RETURNING * INTO v_cfg;

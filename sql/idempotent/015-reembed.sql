@@ -41,7 +41,9 @@ BEGIN
 END
 $$;
 
--- The switch: new vectors become the embedding columns, the HNSW indexes are rebuilt, the record updated.
+-- The switch: new vectors become the embedding columns, the entity HNSW index is rebuilt (the vaults' own block
+-- indexes are dropped with the old column; the background, or `memvault reembed` itself, builds them again), the
+-- record updated.
 CREATE OR REPLACE FUNCTION memvault.reembed_switch_v1()
     RETURNS memvault.embedder_config
     LANGUAGE plpgsql VOLATILE
@@ -60,14 +62,11 @@ BEGIN
         RAISE EXCEPTION '% blocks still lack the new vectors', v_left USING ERRCODE = 'MV409',
             HINT = 'run `memvault reembed --to ...` again to finish';
     END IF;
-    DROP INDEX IF EXISTS memvault.block_embedding_hnsw;
-    DROP INDEX IF EXISTS memvault.entity_embedding_hnsw;
+    DROP INDEX IF EXISTS memvault.entity_embedding_hnsw;  -- the vaults' block_ann_* go with the old column
     ALTER TABLE memvault.block DROP COLUMN embedding;
     ALTER TABLE memvault.block RENAME COLUMN embedding_next TO embedding;
     ALTER TABLE memvault.entity DROP COLUMN embedding;
     ALTER TABLE memvault.entity RENAME COLUMN embedding_next TO embedding;
-    CREATE INDEX block_embedding_hnsw ON memvault.block
-        USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
     CREATE INDEX entity_embedding_hnsw ON memvault.entity
         USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
     UPDATE memvault.embedder_config

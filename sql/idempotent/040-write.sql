@@ -5,8 +5,8 @@
 
 -- Nearest current blocks of each incoming item: dense cosine plus exact normalized-hash hits. Two layers never
 -- dedupe against each other: raw turn chunks (the archive) and curated memories/units. A vault of up to
--- p_exact_below blocks is searched exactly (its own rows through the vault index: a shared HNSW index would
--- have to walk past every other vault's vectors); a larger one through HNSW with iterative scans.
+-- p_exact_below blocks is searched exactly (its own rows through the vault index); a larger one through its own
+-- partial HNSW index with iterative scans (012-ann-index.sql), exactly until the background has built it.
 -- v1 took no exact-search threshold; it is replaced by v2 (same file, so a database at head has only v2).
 DROP FUNCTION IF EXISTS memvault.dedup_candidates_v1(uuid, vector[], bytea[], integer, real);
 DROP FUNCTION IF EXISTS memvault.dedup_candidates_v1(uuid, vector[], bytea[], text[], integer, real);
@@ -30,6 +30,8 @@ DECLARE
 BEGIN
     SELECT count(*) <= p_exact_below INTO v_exact
       FROM (SELECT 1 FROM memvault.block b WHERE b.vault_id = p_vault LIMIT p_exact_below + 1) s;
+    -- A large vault is searched through its own HNSW index (012-ann-index.sql); until it is built, exactly.
+    v_exact := v_exact OR NOT memvault.has_ann_index_v1(p_vault);
     -- Dynamic SQL, planned at each call with the current statistics. A plan cached by the session (PL/pgSQL
     -- keeps a generic plan per connection) was chosen while the table was small and kept probing the hash
     -- branch through block_session_idx, reading every row of the vault per item: 43 ms of the write track's
@@ -43,7 +45,7 @@ BEGIN
               SELECT b.id, (1 - (b.embedding <=> i.emb))::real AS cosine, b.kind, b.category, b.content,
                      b.normalized, b.fingerprint, b.content_hash, b.valid_at
                 FROM memvault.block b
-               WHERE b.vault_id = $1 AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+               WHERE b.vault_id = %L::uuid AND b.retracted_at IS NULL AND b.invalid_at IS NULL
                  AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
                ORDER BY %s
                LIMIT $5
@@ -59,7 +61,9 @@ BEGIN
      WHERE c.cosine >= $6 OR c.content_hash = i.h
      ORDER BY 1, 3 DESC
     $q$,
-    -- "+ 0": an exact scan of this vault's rows, not the HNSW index (which walks past other vaults' vectors).
+    -- The vault as a literal, so the planner can match its partial HNSW index.
+    p_vault,
+    -- "+ 0": an exact scan of this vault's rows, not an HNSW index.
     CASE WHEN v_exact THEN '(b.embedding <=> i.emb) + 0' ELSE 'b.embedding <=> i.emb' END)
     USING p_vault, p_embeddings, p_hashes, p_layers, p_k, p_min_cosine;
 END

@@ -241,6 +241,8 @@ BEGIN
         v_exact := memvault.vault_block_count_v1(coalesce((p_cfg ->> 'exact_below')::integer, 5000))
                    <= coalesce((p_cfg ->> 'exact_below')::integer, 5000);
     END IF;
+    -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
+    v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
 
     -- Dense rail.
     IF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
@@ -260,18 +262,21 @@ BEGIN
             PERFORM set_config('hnsw.ef_search', coalesce(p_cfg ->> 'ef_search', greatest(v_dense_n, 100)::text), true);
             PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
             -- The index's order is the rank (no distance in the target list: that would read every vector).
-            SELECT array_agg(x.id ORDER BY x.r) INTO v_dense FROM (
-                SELECT b.id, row_number() OVER () AS r
-                FROM (
-                    SELECT b.id FROM memvault.block b
-                    WHERE b.vault_id = v_vault
-                      AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
-                                      AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
-                      AND NOT (b.quarantine_tags && v_noise)
-                    ORDER BY b.embedding <=> p_qvec
-                    LIMIT v_dense_n
-                ) b
-            ) x;
+            -- The vault is a literal: the planner matches the vault's partial index only against a constant.
+            EXECUTE format($q$
+                SELECT array_agg(x.id ORDER BY x.r) FROM (
+                    SELECT b.id, row_number() OVER () AS r
+                    FROM (
+                        SELECT b.id FROM memvault.block b
+                        WHERE b.vault_id = %L::uuid
+                          AND ($3 OR (b.retracted_at IS NULL AND b.valid_at <= $4
+                                      AND (b.invalid_at IS NULL OR b.invalid_at > $4)))
+                          AND NOT (b.quarantine_tags && $5)
+                        ORDER BY b.embedding <=> $1
+                        LIMIT $2
+                    ) b
+                ) x $q$, v_vault)
+            INTO v_dense USING p_qvec, v_dense_n, v_past, v_as_of, v_noise;
         END IF;
     END IF;
 

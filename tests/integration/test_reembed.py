@@ -57,4 +57,4 @@ def test_reembed_moves_the_database_and_is_resumable(db_url: str, services) -> N
         q = target.embed_query("where do I live? Taipei")
         top = conn.execute("SELECT content FROM memvault.block ORDER BY embedding <=> %s LIMIT 1", (q,)).fetchone()
         assert top[0] == "I live in Taipei"
-        assert conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'block_embedding_hnsw'").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'entity_embedding_hnsw'").fetchone()[0] == 1

@@ -1,0 +1,86 @@
+-- Per-vault HNSW indexes (see sql/incremental/010-vault-ann-index.sql): a vault of at least the threshold's
+-- blocks has a partial index of its own, named after it. The catalog is the record: no table to keep in step.
+
+-- The name of a vault's own HNSW index on memvault.block.
+CREATE OR REPLACE FUNCTION memvault.ann_index_name_v1(p_vault uuid)
+    RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT 'block_ann_' || replace(p_vault::text, '-', '') $$;
+
+-- Whether the vault's own index exists and can be used (a concurrent build that failed leaves an invalid one).
+CREATE OR REPLACE FUNCTION memvault.has_ann_index_v1(p_vault uuid)
+    RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
+        WHERE c.relnamespace = 'memvault'::regnamespace AND c.relname = memvault.ann_index_name_v1(p_vault)
+          AND i.indisvalid AND i.indisready)
+$$;
+
+-- What the per-vault indexes need: 'build' for a vault of at least p_min_blocks blocks without a valid index
+-- ('rebuild' when an invalid one is left from a failed build), 'drop' for the index of a vault that is gone or
+-- has shrunk below half the threshold. The DDL runs outside a transaction (CREATE INDEX CONCURRENTLY), so the
+-- caller executes it: app/db/ann_index.py.
+CREATE OR REPLACE FUNCTION memvault.ann_index_plan_v1(p_min_blocks integer DEFAULT 5000)
+    RETURNS TABLE (vault_id uuid, action text, index_name text, blocks bigint)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    WITH sizes AS (
+        SELECT b.vault_id, count(*) AS blocks FROM memvault.block b GROUP BY b.vault_id
+    ), existing AS (
+        SELECT c.relname::text AS index_name, i.indisvalid AND i.indisready AS usable
+        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
+        WHERE c.relnamespace = 'memvault'::regnamespace AND i.indrelid = 'memvault.block'::regclass
+          AND c.relname LIKE 'block\_ann\_%'
+    ), vaults AS (
+        SELECT v.id AS vault_id, memvault.ann_index_name_v1(v.id) AS index_name, coalesce(s.blocks, 0) AS blocks
+        FROM memvault.vault v LEFT JOIN sizes s ON s.vault_id = v.id
+    )
+    SELECT v.vault_id, CASE WHEN e.index_name IS NULL THEN 'build' ELSE 'rebuild' END, v.index_name, v.blocks
+    FROM vaults v LEFT JOIN existing e ON e.index_name = v.index_name
+    WHERE v.blocks >= p_min_blocks AND NOT coalesce(e.usable, false)
+    UNION ALL
+    SELECT v.vault_id, 'drop', e.index_name, coalesce(v.blocks, 0)
+    FROM existing e LEFT JOIN vaults v ON v.index_name = e.index_name
+    WHERE v.vault_id IS NULL OR v.blocks < p_min_blocks / 2
+$$;
+REVOKE ALL ON FUNCTION memvault.ann_index_plan_v1(integer) FROM PUBLIC;
+
+-- For a DBA: each vault's own index, its size and whether it is usable.
+CREATE OR REPLACE VIEW memvault.vault_ann_indexes AS
+SELECT v.id AS vault_id, v.name AS vault, c.relname AS index_name, i.indisvalid AND i.indisready AS usable,
+       pg_catalog.pg_size_pretty(pg_catalog.pg_relation_size(c.oid)) AS size
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
+LEFT JOIN memvault.vault v ON memvault.ann_index_name_v1(v.id) = c.relname
+WHERE c.relnamespace = 'memvault'::regnamespace AND i.indrelid = 'memvault.block'::regclass
+  AND c.relname LIKE 'block\_ann\_%';
+
+-- Carry out the plan inside the caller's transaction (not concurrently: writes to memvault.block wait for
+-- it). For the migration that introduced the indexes and for `memvault reembed`, which hold the table anyway;
+-- the worker builds concurrently (app/db/ann_index.py). Returns the number of indexes built or dropped.
+CREATE OR REPLACE FUNCTION memvault.build_due_ann_indexes_v1(p_min_blocks integer DEFAULT 5000)
+    RETURNS integer
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    r record;
+    n integer := 0;
+BEGIN
+    FOR r IN SELECT * FROM memvault.ann_index_plan_v1(p_min_blocks) LOOP
+        EXECUTE format('DROP INDEX IF EXISTS memvault.%I', r.index_name);
+        IF r.action <> 'drop' THEN
+            EXECUTE format('CREATE INDEX %I ON memvault.block USING hnsw (embedding vector_cosine_ops) '
+                           'WITH (m = 16, ef_construction = 64) WHERE vault_id = %L::uuid', r.index_name, r.vault_id);
+        END IF;
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.build_due_ann_indexes_v1(integer) FROM PUBLIC;

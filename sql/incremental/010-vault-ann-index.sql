@@ -1,0 +1,11 @@
+-- One HNSW index per large vault instead of one over every vault's vectors.
+--
+-- A filtered search of one vault through a shared HNSW index walks past the other vaults' vectors: a 10k vault
+-- beside a 100k one recalled at fast p95 56 ms (the 100k vault itself: 31-37), and ingest into a vault past
+-- 5,000 blocks (where dedup switches from exact to HNSW) fell from ~95 to ~40 memories/s with 90k other vectors
+-- in the table. A vault of fewer than 5,000 blocks is searched exactly (its rows through the vault index) and
+-- needs no HNSW index at all; a larger one gets a partial index of its own, `block_ann_<vault id>` with
+-- `WHERE vault_id = '<vault id>'`, built by the background job build_ann_indexes (app/db/ann_index.py).
+-- The functions that search it (fast_search_v1, dedup_candidates_v2) name the vault as a literal so the
+-- planner can match the index's predicate, and fall back to an exact scan until it exists.
+DROP INDEX IF EXISTS memvault.block_embedding_hnsw;

@@ -1,0 +1,102 @@
+"""Each large vault's own HNSW index: planned, built (by hand, by the worker), used by search and dedup, dropped
+with its vault."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+from pgvector.psycopg import register_vector
+
+from app.db.ann_index import apply, ensure, plan
+from app.vaults import create_vault, drop_vault
+from tests.integration.read_helpers import put_blocks
+
+TEXTS = [f"Piano lesson {i}: scales in {key} major, then a minuet" for i, key in enumerate("CDEFGAB")] + \
+        ["I moved to Lisbon last spring", "My dentist is Dr. Lin in Tainan", "We adopted a cat named Luna"]
+
+
+def _index_scans(conn: psycopg.Connection, name: str) -> int:
+    """Scans of the index in this transaction so far (0 while it does not exist)."""
+    row = conn.execute("SELECT pg_stat_get_xact_numscans(to_regclass(%s))", (f"memvault.{name}",)).fetchone()
+    return int(row[0] or 0)
+
+
+async def test_a_vault_past_the_threshold_gets_its_own_index_and_loses_it_with_the_vault(services, vault) -> None:
+    await put_blocks(services, vault, TEXTS)
+    small = await create_vault(services.db, "small")
+    await put_blocks(services, small, TEXTS[:2])
+    due = [a for a in await plan(services.db, min_blocks=5) if a.vault_id in (vault.id, small.id)]
+    assert [(a.vault_id, a.action, a.blocks) for a in due] == [(vault.id, "build", len(TEXTS))]
+    assert await ensure(services.db, small.id, min_blocks=5) == []  # too small: nothing to do
+
+    done = await apply(services.db, min_blocks=5, vault_id=vault.id)
+    assert [(a.action, a.index_name) for a in done] == [("build", due[0].index_name)]
+    row = await services.db.fetchone(
+        "SELECT memvault.has_ann_index_v1(%s) AS has, pg_get_indexdef(%s::regclass) AS def",
+        (vault.id, f"memvault.{due[0].index_name}"))
+    assert row["has"] and "USING hnsw" in row["def"] and str(vault.id) in row["def"]
+    view = await services.db.fetchone("SELECT vault, usable FROM memvault.vault_ann_indexes WHERE vault_id = %s",
+                                      (vault.id,))
+    assert view == {"vault": vault.name, "usable": True}
+    assert [a for a in await plan(services.db, min_blocks=5) if a.vault_id == vault.id] == []
+
+    await drop_vault(services.db, vault.name)
+    stale = [a for a in await plan(services.db, min_blocks=5) if a.index_name == due[0].index_name]
+    assert [(a.action, a.vault_id) for a in stale] == [("drop", None)]
+    await apply(services.db, min_blocks=5)
+    gone = await services.db.fetchone("SELECT to_regclass(%s) IS NULL AS gone", (f"memvault.{due[0].index_name}",))
+    assert gone["gone"]
+
+
+async def test_search_and_dedup_use_the_vaults_index_once_it_exists(services, vault, db_url) -> None:
+    await put_blocks(services, vault, TEXTS)
+    name = (await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS n", (vault.id,)))["n"]
+    qvec = services.embedder.embed_query("which city did I move to?")
+    cfg = json.dumps({"exact": False, "sparse_n": 0})  # the dense rail alone, told the vault is large
+    search = "SELECT id FROM memvault.fast_search_v1(%s, %s, NULL, NULL, %s::jsonb) ORDER BY rrf DESC, id"
+    dedup = "SELECT block_id FROM memvault.dedup_candidates_v2(%s, %s, %s, %s, 3, 0.0::real, 0)"
+
+    def run() -> tuple[list[int], list[int], int]:
+        with psycopg.connect(db_url) as conn:
+            register_vector(conn)
+            conn.execute("SELECT set_config('memvault.vault_id', %s, true)", (str(vault.id),))
+            # Ten rows are cheaper to sort than to search by any index: tell the planner to prefer one if it can
+            # (which it only can when the query names the vault as a literal matching the index's predicate).
+            conn.execute("SET enable_seqscan = off")
+            conn.execute("SET enable_sort = off")
+            found = [r[0] for r in conn.execute(search, (qvec, "which city did I move to?", cfg))]
+            near = [r[0] for r in conn.execute(dedup, (vault.id, [qvec], [b"x" * 32], ["memory"]))]
+            return found, near, _index_scans(conn, name)
+
+    exact_found, exact_near, scans = run()  # no index yet: exact scans, whatever the caller says
+    assert scans == 0 and "Lisbon" in (await services.db.fetchone(
+        "SELECT content FROM memvault.block WHERE id = %s", (exact_found[0],), vault_id=vault.id))["content"]
+    await apply(services.db, min_blocks=5, vault_id=vault.id)
+    found, near, scans = run()
+    assert scans >= 2  # the dense rail and the dedup probe both went through the vault's own index
+    assert found[:3] == exact_found[:3] and near == exact_near
+
+
+async def test_the_worker_job_builds_due_indexes(services, vault, db_url) -> None:
+    from app.db.jobs import build_ann_indexes
+    from app.worker.app import app as jobs_app
+    from app.worker.app import connector_for
+    from app.worker.context import bind_services
+
+    await put_blocks(services, vault, TEXTS)
+    bind_services(services)
+    import app.db.ann_index as ann
+
+    default, ann.MIN_BLOCKS = ann.MIN_BLOCKS, 5
+    try:
+        with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
+            async with worker_app.open_async():
+                await build_ann_indexes.configure(app=worker_app).defer_async(timestamp=0)
+                await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False)
+    finally:
+        ann.MIN_BLOCKS = default
+    job = await services.db.fetchone(
+        "SELECT status FROM public.procrastinate_jobs WHERE task_name = 'build_ann_indexes'")
+    has = await services.db.fetchone("SELECT memvault.has_ann_index_v1(%s) AS has", (vault.id,))
+    assert job["status"] == "succeeded" and has["has"]
