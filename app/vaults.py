@@ -58,5 +58,10 @@ async def list_vaults(db: Database) -> list[Vault]:
 
 
 async def drop_vault(db: Database, name: str) -> None:
+    """Drop the vault and everything in it; then its own HNSW index, if it had one (concurrently, after the
+    deletion has committed: dropping it inside would lock the block table for every vault meanwhile)."""
+    from app.db.ann_index import drop_index
+
     vault = await get_vault(db, name)
     await db.fetchone("SELECT memvault.drop_vault_v1(%s) AS dropped", (vault.id,))
+    await drop_index(db, vault.id)

@@ -4,6 +4,7 @@ with its vault."""
 from __future__ import annotations
 
 import json
+from uuid import uuid4
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -41,12 +42,21 @@ async def test_a_vault_past_the_threshold_gets_its_own_index_and_loses_it_with_t
     assert view == {"vault": vault.name, "usable": True}
     assert [a for a in await plan(services.db, min_blocks=5) if a.vault_id == vault.id] == []
 
-    await drop_vault(services.db, vault.name)
-    stale = [a for a in await plan(services.db, min_blocks=5) if a.index_name == due[0].index_name]
-    assert [(a.action, a.vault_id) for a in stale] == [("drop", None)]
-    await apply(services.db, min_blocks=5)
+    await drop_vault(services.db, vault.name)  # its index goes right after it
     gone = await services.db.fetchone("SELECT to_regclass(%s) IS NULL AS gone", (f"memvault.{due[0].index_name}",))
     assert gone["gone"]
+
+
+async def test_an_index_left_behind_by_a_vault_is_dropped(services, db_url) -> None:
+    ghost = uuid4()  # a vault deleted by hand in psql, say, with its index still there
+    name = f"block_ann_{ghost.hex}"
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(f"CREATE INDEX {name} ON memvault.block USING hnsw (embedding vector_cosine_ops) "
+                     f"WHERE vault_id = '{ghost}'::uuid")
+    assert [(a.action, a.vault_id) for a in await plan(services.db) if a.index_name == name] == [("drop", None)]
+    assert [(a.action, a.index_name) for a in await apply(services.db)] == [("drop", name)]
+    row = await services.db.fetchone("SELECT to_regclass(%s) IS NULL AS gone", (f"memvault.{name}",))
+    assert row["gone"]
 
 
 async def test_search_and_dedup_use_the_vaults_index_once_it_exists(services, vault, db_url) -> None:
