@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_BLOCKS = 5000  # SearchConfig.exact_below: the size from which search leaves exact scans for HNSW
-HNSW_WITH = sql.SQL("WITH (m = 16, ef_construction = 64)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,13 +40,6 @@ class IndexAction:
     index_name: str
     blocks: int
     seconds: float = 0.0
-
-
-def _create(name: str, vault_id: UUID, concurrently: bool) -> sql.Composed:
-    return sql.SQL("CREATE INDEX {c} IF NOT EXISTS {name} ON memvault.block USING hnsw (embedding vector_cosine_ops) "
-                   "{with_} WHERE vault_id = {vault}::uuid").format(
-        c=sql.SQL("CONCURRENTLY") if concurrently else sql.SQL(""), name=sql.Identifier(name), with_=HNSW_WITH,
-        vault=sql.Literal(str(vault_id)))
 
 
 def _drop(name: str, concurrently: bool) -> sql.Composed:
@@ -77,7 +69,8 @@ async def apply(db: Database, *, min_blocks: int = MIN_BLOCKS, vault_id: UUID | 
             if a.action in ("drop", "rebuild"):
                 await conn.execute(_drop(a.index_name, concurrently))
             if a.action in ("build", "rebuild") and a.vault_id is not None:
-                await conn.execute(_create(a.index_name, a.vault_id, concurrently))
+                cur = await conn.execute("SELECT memvault.ann_index_ddl_v1(%s, %s)", (a.vault_id, concurrently))
+                await conn.execute((await cur.fetchone())[0])
             seconds = time.perf_counter() - t0
             log.info("%s %s (vault %s, %d blocks): %.1f s", a.action, a.index_name, a.vault_id, a.blocks, seconds)
             done.append(IndexAction(a.vault_id, a.action, a.index_name, a.blocks, seconds))

@@ -7,6 +7,18 @@ CREATE OR REPLACE FUNCTION memvault.ann_index_name_v1(p_vault uuid)
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT 'block_ann_' || replace(p_vault::text, '-', '') $$;
 
+-- The statement that builds a vault's own index (one definition for the worker, which runs it concurrently, and
+-- for build_due_ann_indexes_v1).
+CREATE OR REPLACE FUNCTION memvault.ann_index_ddl_v1(p_vault uuid, p_concurrently boolean DEFAULT true)
+    RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT format('CREATE INDEX %s IF NOT EXISTS %I ON memvault.block USING hnsw (embedding vector_cosine_ops) '
+                  'WITH (m = 16, ef_construction = 64) WHERE vault_id = %L::uuid',
+                  CASE WHEN p_concurrently THEN 'CONCURRENTLY' ELSE '' END, memvault.ann_index_name_v1(p_vault),
+                  p_vault)
+$$;
+
 -- Whether the vault's own index exists and can be used (a concurrent build that failed leaves an invalid one).
 CREATE OR REPLACE FUNCTION memvault.has_ann_index_v1(p_vault uuid)
     RETURNS boolean
@@ -75,8 +87,7 @@ BEGIN
     FOR r IN SELECT * FROM memvault.ann_index_plan_v1(p_min_blocks) LOOP
         EXECUTE format('DROP INDEX IF EXISTS memvault.%I', r.index_name);
         IF r.action <> 'drop' THEN
-            EXECUTE format('CREATE INDEX %I ON memvault.block USING hnsw (embedding vector_cosine_ops) '
-                           'WITH (m = 16, ef_construction = 64) WHERE vault_id = %L::uuid', r.index_name, r.vault_id);
+            EXECUTE memvault.ann_index_ddl_v1(r.vault_id, false);
         END IF;
         n := n + 1;
     END LOOP;
