@@ -51,8 +51,7 @@ async def test_an_index_left_behind_by_a_vault_is_dropped(services, db_url) -> N
     ghost = uuid4()  # a vault deleted by hand in psql, say, with its index still there
     name = f"block_ann_{ghost.hex}"
     with psycopg.connect(db_url, autocommit=True) as conn:
-        conn.execute(f"CREATE INDEX {name} ON memvault.block USING hnsw (embedding vector_cosine_ops) "
-                     f"WHERE vault_id = '{ghost}'::uuid")
+        conn.execute(conn.execute("SELECT memvault.ann_index_ddl_v1(%s, false)", (ghost,)).fetchone()[0])
     assert [(a.action, a.vault_id) for a in await plan(services.db) if a.index_name == name] == [("drop", None)]
     assert [(a.action, a.index_name) for a in await apply(services.db)] == [("drop", name)]
     row = await services.db.fetchone("SELECT to_regclass(%s) IS NULL AS gone", (f"memvault.{name}",))
