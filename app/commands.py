@@ -111,12 +111,14 @@ def _index(args: argparse.Namespace) -> int:
             if args.plan:
                 todo = await plan(db, min_blocks)
                 for a in todo:
-                    print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {a.blocks} blocks")
+                    size = f"{a.blocks}+" if a.blocks >= min_blocks else str(a.blocks)  # counted up to the size
+                    print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {size} blocks")
                 print(f"{len(todo)} due" if todo else "nothing due")
                 return 0
             done = await apply(db, min_blocks=min_blocks, concurrently=not args.blocking)
         for a in done:
-            print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {a.blocks} blocks  {a.seconds:.1f} s")
+            size = f"{a.blocks}+" if a.blocks >= min_blocks else str(a.blocks)
+            print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {size} blocks  {a.seconds:.1f} s")
         print(f"{len(done)} done" if done else "nothing due")
         return 0
 

@@ -32,17 +32,20 @@ CREATE OR REPLACE FUNCTION memvault.has_ann_index_v1(p_vault uuid)
           AND i.indisvalid AND i.indisready)
 $$;
 
--- What the per-vault indexes need: 'build' for a vault of at least p_min_blocks blocks without a valid index
--- ('rebuild' when an invalid one is left from a failed build), 'drop' for the index of a vault that is gone or
--- has shrunk below half the threshold. The DDL runs outside a transaction (CREATE INDEX CONCURRENTLY), so the
+-- What the per-vault indexes need ("blocks" is counted up to p_min_blocks): 'build' for a vault of at least
+-- p_min_blocks blocks without a valid index ('rebuild' when an invalid one is left from a failed build), 'drop'
+-- for the index of a vault that is gone or has shrunk below half the threshold. The DDL runs outside a transaction (CREATE INDEX CONCURRENTLY), so the
 -- caller executes it: app/db/ann_index.py.
 CREATE OR REPLACE FUNCTION memvault.ann_index_plan_v1(p_min_blocks integer DEFAULT 5000)
     RETURNS TABLE (vault_id uuid, action text, index_name text, blocks bigint)
     LANGUAGE sql STABLE
     SET search_path = memvault, pg_catalog
     AS $$
-    WITH sizes AS (
-        SELECT b.vault_id, count(*) AS blocks FROM memvault.block b GROUP BY b.vault_id
+    WITH sizes AS (  -- each vault counted up to the threshold (by its index): the job runs every minute
+        SELECT v.id AS vault_id, n.blocks
+        FROM memvault.vault v
+        CROSS JOIN LATERAL (SELECT count(*) AS blocks FROM (
+            SELECT 1 FROM memvault.block b WHERE b.vault_id = v.id LIMIT p_min_blocks) x) n
     ), existing AS (
         SELECT c.relname::text AS index_name, i.indisvalid AND i.indisready AS usable
         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
