@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MIN_BLOCKS = 5000  # SearchConfig.exact_below: the size from which search leaves exact scans for HNSW
+MIN_BLOCKS = 5000  # the size from which a vault gets its own index and search leaves exact scans (exact_below)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Literal
 
+from app.db.ann_index import MIN_BLOCKS
+
 Intent = Literal["entity_lookup", "factual", "conceptual", "exploratory", "cross_domain", "unknown"]
 INTENTS: tuple[Intent, ...] = ("entity_lookup", "factual", "conceptual", "exploratory", "cross_domain", "unknown")
 Format = Literal["text", "json", "cards"]
@@ -57,7 +59,9 @@ class SearchConfig:
     # LongMemEval per-type-2 subset unchanged (same scores at 1.0 and 0.5).
     dense_w: float = 0.5
     sparse_w: float = 1.0
-    exact_below: int = 5000  # vaults with at most this many blocks are searched exactly, larger ones by HNSW
+    # Vaults with at most this many blocks are searched exactly; larger ones through their own HNSW index (built
+    # from the same size on: app/db/ann_index.py), exactly until it exists.
+    exact_below: int = MIN_BLOCKS
     ef_search: int = 100
     # The sparse rail's terms (memvault.sparse_plan_v1): rare ones alone within sparse_single_budget estimated
     # rows, common ones in pairs; common ones alone only to fill, within sparse_row_budget.
