@@ -108,3 +108,28 @@ def test_every_foreign_key_has_an_index_on_its_columns(db_url: str) -> None:
                       AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] <@ c.conkey)
         """).fetchall()
     assert missing == []
+
+
+def test_upgrade_gives_each_large_vault_its_own_hnsw_index(empty_db_url: str) -> None:
+    """Revision 0010 replaces the HNSW index over every vault's vectors with one per vault of 5,000 blocks or
+    more, built in the migration so search never falls back to exact scans after the upgrade."""
+    upgrade(empty_db_url, "0009")
+    with psycopg.connect(empty_db_url) as conn:
+        conn.execute("SELECT memvault.configure_embedder_v1('test-8', 8)")
+        # what configure_embedder_v1 built before 0010 (migrations re-apply this checkout's functions, so make it)
+        conn.execute("CREATE INDEX block_embedding_hnsw ON memvault.block USING hnsw (embedding vector_cosine_ops)")
+        big = conn.execute("SELECT id FROM memvault.create_vault_v1('big')").fetchone()[0]
+        small = conn.execute("SELECT id FROM memvault.create_vault_v1('small')").fetchone()[0]
+        for vault, n in ((big, 5000), (small, 300)):
+            conn.execute(
+                "INSERT INTO memvault.block (vault_id, kind, content, normalized, tsv, fingerprint, content_hash, "
+                "  token_count, source_kind, trust_score, confidence, valid_at, embedding) "
+                "SELECT %s, 'memory', 'note ' || i, 'note ' || i, ''::tsvector, i, sha256(('note ' || i)::bytea), 2, "
+                "  'user', 0.5, 0.5, now(), ARRAY[random(), random(), random(), random(), random(), random(), "
+                "  random(), 1]::real[]::vector FROM generate_series(1, %s) AS i", (vault, n))
+    upgrade(empty_db_url)
+    with psycopg.connect(empty_db_url) as conn:
+        assert conn.execute("SELECT to_regclass('memvault.block_embedding_hnsw')").fetchone()[0] is None
+        has = dict(conn.execute("SELECT v.name, memvault.has_ann_index_v1(v.id) FROM memvault.vault v").fetchall())
+        assert has == {"big": True, "small": False}
+        assert conn.execute("SELECT count(*) FROM memvault.ann_index_plan_v1(5000)").fetchone()[0] == 0
