@@ -4,6 +4,10 @@ migrations, and the maintenance a DBA may want to start by hand."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.db.ann_index import IndexAction
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -111,18 +115,21 @@ def _index(args: argparse.Namespace) -> int:
             if args.plan:
                 todo = await plan(db, min_blocks)
                 for a in todo:
-                    size = f"{a.blocks}+" if a.blocks >= min_blocks else str(a.blocks)  # counted up to the size
-                    print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {size} blocks")
+                    print(_index_line(a, min_blocks))
                 print(f"{len(todo)} due" if todo else "nothing due")
                 return 0
             done = await apply(db, min_blocks=min_blocks, concurrently=not args.blocking)
         for a in done:
-            size = f"{a.blocks}+" if a.blocks >= min_blocks else str(a.blocks)
-            print(f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {size} blocks  {a.seconds:.1f} s")
+            print(f"{_index_line(a, min_blocks)}  {a.seconds:.1f} s")
         print(f"{len(done)} done" if done else "nothing due")
         return 0
 
     return asyncio.run(run())
+
+
+def _index_line(a: IndexAction, min_blocks: int) -> str:
+    size = f"{a.blocks}+" if a.blocks >= min_blocks else str(a.blocks)  # the plan counts up to the size
+    return f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {size} blocks"
 
 
 def _graph_rebuild(args: argparse.Namespace) -> int:

@@ -2,8 +2,10 @@
 
 QueryClassify -> PersonalizedRouter -> QueryTimeframe -> fast search + 11 stages (one SQL call) ->
 SessionContinuity (the turns around the top hits, same stages) -> [slow: multi-query variants] ->
-SpeakerMatch (the own turns of whom the question is about) -> rerank (gate, breaker) -> [funnel recipe] ->
-[slow: cascade recall, CRAG] -> read sanitize + OutputFormatter -> write-back + recall_log. The fast path always runs; slow mode adds to it (seed 000: slow = fast + extras).
+SpeakerMatch (the own turns of whom the question is about) -> SessionCohesion (the conversation found turn after
+turn) -> rerank (gate, breaker) -> [funnel recipe] -> [slow: cascade recall, CRAG] -> read sanitize +
+OutputFormatter -> write-back + recall_log. The fast path always runs; slow mode adds to it (seed 000: slow =
+fast + extras).
 A prefetched result (Slow Thinker) short-cuts everything but the sanitizer and the formatter.
 """
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
+from app.read.cohesion import SessionCohesion
 from app.read.config import PROFILES, LayerPlan, ReadConfig, RecallOptions
 from app.read.continuity import SessionContinuity
 from app.read.formatter import Card, OutputFormatter, render
@@ -26,7 +29,6 @@ from app.read.rerank import RerankStage
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate, FastSearch
-from app.read.cohesion import SessionCohesion
 from app.read.speaker import SpeakerMatch
 from app.read.stats import COUNTERS
 from app.read.timeframe import QueryTimeframe

@@ -32,6 +32,16 @@ CREATE OR REPLACE FUNCTION memvault.has_ann_index_v1(p_vault uuid)
           AND i.indisvalid AND i.indisready)
 $$;
 
+-- For a DBA: each vault's own index, its size and whether it is usable.
+CREATE OR REPLACE VIEW memvault.vault_ann_indexes AS
+SELECT v.id AS vault_id, v.name AS vault, c.relname AS index_name, i.indisvalid AND i.indisready AS usable,
+       pg_catalog.pg_size_pretty(pg_catalog.pg_relation_size(c.oid)) AS size
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
+LEFT JOIN memvault.vault v ON memvault.ann_index_name_v1(v.id) = c.relname
+WHERE c.relnamespace = 'memvault'::regnamespace AND i.indrelid = 'memvault.block'::regclass
+  AND c.relname LIKE 'block\_ann\_%';
+
 -- What the per-vault indexes need ("blocks" is counted up to p_min_blocks): 'build' for a vault of at least
 -- p_min_blocks blocks without a valid index ('rebuild' when an invalid one is left from a failed build), 'drop'
 -- for the index of a vault that is gone or has shrunk below half the threshold. The DDL runs outside a transaction (CREATE INDEX CONCURRENTLY), so the
@@ -41,19 +51,13 @@ CREATE OR REPLACE FUNCTION memvault.ann_index_plan_v1(p_min_blocks integer DEFAU
     LANGUAGE sql STABLE
     SET search_path = memvault, pg_catalog
     AS $$
-    WITH sizes AS (  -- each vault counted up to the threshold (by its index): the job runs every minute
-        SELECT v.id AS vault_id, n.blocks
+    WITH vaults AS (  -- each vault counted up to the threshold (by its index): the job runs every minute
+        SELECT v.id AS vault_id, memvault.ann_index_name_v1(v.id) AS index_name, n.blocks
         FROM memvault.vault v
         CROSS JOIN LATERAL (SELECT count(*) AS blocks FROM (
             SELECT 1 FROM memvault.block b WHERE b.vault_id = v.id LIMIT p_min_blocks) x) n
     ), existing AS (
-        SELECT c.relname::text AS index_name, i.indisvalid AND i.indisready AS usable
-        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
-        WHERE c.relnamespace = 'memvault'::regnamespace AND i.indrelid = 'memvault.block'::regclass
-          AND c.relname LIKE 'block\_ann\_%'
-    ), vaults AS (
-        SELECT v.id AS vault_id, memvault.ann_index_name_v1(v.id) AS index_name, coalesce(s.blocks, 0) AS blocks
-        FROM memvault.vault v LEFT JOIN sizes s ON s.vault_id = v.id
+        SELECT a.index_name::text AS index_name, a.usable FROM memvault.vault_ann_indexes a
     )
     SELECT v.vault_id, CASE WHEN e.index_name IS NULL THEN 'build' ELSE 'rebuild' END, v.index_name, v.blocks
     FROM vaults v LEFT JOIN existing e ON e.index_name = v.index_name
@@ -64,16 +68,6 @@ CREATE OR REPLACE FUNCTION memvault.ann_index_plan_v1(p_min_blocks integer DEFAU
     WHERE v.vault_id IS NULL OR v.blocks < p_min_blocks / 2
 $$;
 REVOKE ALL ON FUNCTION memvault.ann_index_plan_v1(integer) FROM PUBLIC;
-
--- For a DBA: each vault's own index, its size and whether it is usable.
-CREATE OR REPLACE VIEW memvault.vault_ann_indexes AS
-SELECT v.id AS vault_id, v.name AS vault, c.relname AS index_name, i.indisvalid AND i.indisready AS usable,
-       pg_catalog.pg_size_pretty(pg_catalog.pg_relation_size(c.oid)) AS size
-FROM pg_catalog.pg_class c
-JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
-LEFT JOIN memvault.vault v ON memvault.ann_index_name_v1(v.id) = c.relname
-WHERE c.relnamespace = 'memvault'::regnamespace AND i.indrelid = 'memvault.block'::regclass
-  AND c.relname LIKE 'block\_ann\_%';
 
 -- Carry out the plan inside the caller's transaction (not concurrently: writes to memvault.block wait for
 -- it). For the migration that introduced the indexes and for `memvault reembed`, which hold the table anyway;
