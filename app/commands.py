@@ -37,6 +37,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="build without CONCURRENTLY: quicker, but writes to the block table wait for it")
     p.set_defaults(func=_index)
 
+    p = sub.add_parser("rail2", help="embed the blocks the second dense rail has not reached yet, now "
+                                     "(the worker does it every minute; needs rail2_embedder)")
+    p.add_argument("--vault", default=None, metavar="NAME", help="only this vault")
+    p.set_defaults(func=_rail2)
+
     p = sub.add_parser("graph", help="knowledge graph maintenance")
     g = p.add_subparsers(dest="graph_command", required=True, metavar="ACTION")
     r = g.add_parser("rebuild", help="rebuild a vault's AGE graph from the entity and triple tables")
@@ -130,6 +135,30 @@ def _index(args: argparse.Namespace) -> int:
 def _index_line(a: IndexAction, min_blocks: int) -> str:
     size = f"{a.blocks}+" if a.blocks >= min_blocks else str(a.blocks)  # the plan counts up to the size
     return f"{a.action:8s} {a.index_name}  vault {a.vault_id}  {size} blocks"
+
+
+def _rail2(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from app.errors import ConfigError
+    from app.read.rail2 import fill
+    from app.services import Services
+    from app.vaults import get_vault
+
+    async def run() -> int:
+        services = await Services.start()
+        try:
+            if services.rail2 is None:
+                raise ConfigError("rail2_embedder is 'none': set MEMVAULT_RAIL2_EMBEDDER (e.g. e5) first")
+            vault_id = (await get_vault(services.db, args.vault)).id if args.vault else None
+            report = await fill(services, vault_id=vault_id)
+        finally:
+            await services.close()
+        print(f"second rail ({services.rail2.name}): {report.embedded} blocks embedded in {report.vaults} "
+              f"vaults, {report.seconds:.1f} s")
+        return 0
+
+    return asyncio.run(run())
 
 
 def _graph_rebuild(args: argparse.Namespace) -> int:

@@ -22,10 +22,11 @@ class Services:
     """Not a dataclass on purpose: Litestar injects it as an opaque dependency."""
 
     def __init__(self, *, settings: Settings, db: Database, embedder: Embedder, llm: LLM,
-                 reranker: Reranker | None) -> None:
+                 reranker: Reranker | None, rail2: Embedder | None = None) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder
+        self.rail2 = rail2  # the second dense rail's model (app/read/rail2.py), None when off
         self.llm = llm
         self.reranker = reranker
         self.extras: dict[str, Any] = {}
@@ -33,7 +34,7 @@ class Services:
     @classmethod
     async def start(cls, settings: Settings | None = None, *, url: str | None = None) -> Services:
         """Open the pool and check that the database was embedded with the configured embedder."""
-        from app.models.registry import get_embedder, get_llm, get_reranker
+        from app.models.registry import get_embedder, get_llm, get_rail2_embedder, get_reranker
 
         settings = settings or get_settings()
         db = Database(url or database_url(settings), min_size=settings.pool_min_size,
@@ -43,7 +44,7 @@ class Services:
             embedder = get_embedder(settings)
             await db.fetchone("SELECT * FROM memvault.configure_embedder_v1(%s, %s)", (embedder.name, embedder.dim))
             return cls(settings=settings, db=db, embedder=embedder, llm=get_llm(settings),
-                       reranker=get_reranker(settings))
+                       reranker=get_reranker(settings), rail2=get_rail2_embedder(settings))
         except BaseException:
             await db.close()
             raise

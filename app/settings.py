@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 EmbedderName = Literal["use", "e5", "minilm-onnx", "mlx", "openai", "hash"]
+Rail2EmbedderName = Literal["none", "use", "e5", "minilm-onnx", "hash"]
 RerankerName = Literal["none", "http", "mlx", "fitgate"]
 LLMName = Literal["heuristic", "openai", "mlx"]
 
@@ -49,6 +50,11 @@ class Settings(BaseSettings):
     embedder_timeout_s: float = 10.0
     embedder_max_retries: int = Field(default=2, description="Retries of the openai embedder (5xx, timeouts).")
     embedder_hash_dim: int = Field(default=256, description="Dimension of the hash embedder (unit tests only).")
+    rail2_embedder: Rail2EmbedderName = Field(
+        default="none",
+        description="A second embedding model for a third RRF rail (app/read/rail2.py): the worker embeds each block "
+        "with it after the write, recall embeds the query with it too. 'none' (default): two rails.",
+    )
 
     reranker: RerankerName = "none"
     reranker_url: str | None = None

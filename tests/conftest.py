@@ -33,9 +33,10 @@ def _janitor(base_url: str, dbname: str, **kw) -> DatabaseJanitor:
 
 @pytest.fixture(scope="session")
 def test_settings() -> Settings:
-    """The offline defaults: USE embedder, heuristic LLM, no reranker."""
+    """The offline defaults: USE embedder, heuristic LLM, no reranker, no second dense rail."""
     base = get_settings()
-    return base.model_copy(update={"embedder": "use", "llm": "heuristic", "reranker": "none"})
+    return base.model_copy(update={"embedder": "use", "llm": "heuristic", "reranker": "none",
+                                   "rail2_embedder": "none"})
 
 
 @pytest.fixture(scope="session")

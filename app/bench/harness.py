@@ -102,6 +102,14 @@ async def ensure_ann_index(services: Services, vault_id) -> None:
     await ensure(services.db, vault_id)
 
 
+async def ensure_rail2(services: Services, vault_id) -> None:
+    """The second dense rail's vectors of the vault (when configured): the worker's ``embed_rail2`` job embeds
+    them within a minute or so of the write; a benchmark writing without a worker does it itself."""
+    from app.read.rail2 import fill
+
+    await fill(services, vault_id=vault_id)
+
+
 async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[Session], *, close: bool,
                           stats: IngestStats) -> dict[str, tuple[int, ...]]:
     """Every session through the write track (append turns; close it when asked), in date order.
@@ -125,6 +133,7 @@ async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[S
         stats.turns += len(s.turns)
     stats.seconds += time.perf_counter() - t0
     await ensure_ann_index(services, vault.id)  # what the worker would do within a minute (not timed)
+    await ensure_rail2(services, vault.id)
     return turn_ids
 
 
@@ -145,6 +154,7 @@ async def analyze_blocks(services: Services, vaults: Iterable[Vault] = (), *, va
     for vault in vaults:
         await refresh(services, vault.id)
         await ensure_ann_index(services, vault.id)
+        await ensure_rail2(services, vault.id)
     if not vacuum:
         async with services.db.transaction() as conn:
             await conn.execute("ANALYZE memvault.block")

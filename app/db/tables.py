@@ -182,6 +182,20 @@ block_usage = Table(
                          ondelete="CASCADE"),
 )
 
+# The second dense rail's vectors (sql/incremental/011-rail2.sql, app/read/rail2.py): any model's dimension.
+block_rail2 = Table(
+    "block_rail2", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("block_id", BigInteger, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("content_hash", LargeBinary, nullable=False),
+    Column("embedding", Vector(), nullable=False),
+    Column("embedded_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "block_id"),
+    ForeignKeyConstraint(["vault_id", "block_id"], ["memvault.block.vault_id", "memvault.block.id"],
+                         ondelete="CASCADE"),
+)
+
 block_source = Table(
     "block_source", metadata,
     Column("vault_id", UUID(as_uuid=True), nullable=False),

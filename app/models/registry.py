@@ -145,6 +145,17 @@ def get_embedder(settings: Settings) -> Embedder:
     return _cached(_key("embedder", settings, EMBEDDER_FIELDS), lambda: build_embedder(settings))
 
 
+def get_rail2_embedder(settings: Settings) -> Embedder | None:
+    """The second dense rail's model (``settings.rail2_embedder``), or ``None`` when the rail is off."""
+    if settings.rail2_embedder == "none":
+        return None
+    if settings.rail2_embedder == settings.embedder:
+        raise ConfigError(f"rail2_embedder {settings.rail2_embedder!r} is the embedder itself: a second rail of "
+                          "the same model adds nothing; choose another model or 'none'")
+    second = settings.model_copy(update={"embedder": settings.rail2_embedder})
+    return get_embedder(second)
+
+
 # --- rerankers ---------------------------------------------------------------------------------------
 def get_reranker(settings: Settings) -> Reranker | None:
     """``None`` when ``reranker = "none"`` (the default): the read track skips reranking."""

@@ -1,5 +1,5 @@
-"""The read track's background jobs: Slow Thinker prefetch, deferred when a turn is appended, and the periodic
-recount of the sparse rail's lexeme statistics.
+"""The read track's background jobs: Slow Thinker prefetch, deferred when a turn is appended, the periodic
+recount of the sparse rail's lexeme statistics, and the second dense rail's embeddings (when configured).
 
 Registered on the shared Procrastinate app; the worker imports this module through ``TASK_MODULES``. The write
 track defers it (``defer_in(conn, "prefetch_for_turn", {...}, queue="prefetch", queueing_lock=...)``) in the
@@ -39,3 +39,13 @@ async def refresh_lexeme_stats(timestamp: int) -> dict:
     from app.read.lexeme_stats import refresh_due
 
     return await refresh_due(await get_services())
+
+
+@app.periodic(cron="* * * * *", periodic_id="embed_rail2")
+@app.task(name="embed_rail2", queue="maintenance", queueing_lock="embed_rail2")
+async def embed_rail2(timestamp: int) -> dict:
+    """Every minute, for at most 50 s: embed the blocks written since with the second rail's model (a no-op
+    when ``rail2_embedder`` is ``none``)."""
+    from app.read.rail2 import fill
+
+    return (await fill(await get_services(), budget_s=50.0)).as_dict()

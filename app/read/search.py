@@ -17,6 +17,7 @@ from uuid import UUID
 
 import numpy as np
 
+from app.read import rail2
 from app.read.config import ScoringConfig, SearchConfig
 from app.read.focus import focus
 
@@ -128,6 +129,7 @@ class FastSearch:
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
+        search.update(rail2.search_params(self.services, query))  # the second dense rail, when configured
         cur = await conn.execute(RECALL_FAST, (qvec, sparse_query, as_of, known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]

@@ -198,7 +198,9 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v1(uuid, tsquery[], double preci
 -- (score_candidates_v1) keeps the version believed at p_known_at.
 -- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
 -- the vault size against exact_below 5000), ef_search 100, sparse_max_terms 8, sparse_single_budget 1000,
--- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), noise_tags (text[]).
+-- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), noise_tags (text[]); the second dense rail
+-- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
+-- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1).
 CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     p_qvec     vector,
     p_query    text,
@@ -223,8 +225,12 @@ DECLARE
     v_exact    boolean := (p_cfg ->> 'exact')::boolean;
     v_noise    text[] := coalesce(ARRAY(SELECT jsonb_array_elements_text(p_cfg -> 'noise_tags')),
                                   memvault.default_noise_tags_v1());
+    v_rw       double precision := coalesce((p_cfg ->> 'rail2_w')::double precision, 0.5);
+    v_qvec2    vector := (p_cfg ->> 'qvec2')::vector;
+    v_model2   text := p_cfg ->> 'rail2_model';
     v_dense    bigint[];
     v_sparse   bigint[];
+    v_rail2    bigint[];
     v_terms    tsquery[];
     v_idf      double precision[];
     v_first    tsquery;
@@ -298,14 +304,32 @@ BEGIN
         END IF;
     END IF;
 
+    -- The second dense rail (opt-in, app/read/rail2.py): the query's vector of the second model against the
+    -- blocks the worker has embedded with that model, exactly (the column has no fixed dimension).
+    IF v_qvec2 IS NOT NULL AND v_model2 IS NOT NULL AND v_rw > 0 AND v_dense_n > 0 THEN
+        SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_rail2 FROM (
+            SELECT b.id, r.embedding <=> v_qvec2 AS dist
+            FROM memvault.block_rail2 r
+            JOIN memvault.block b ON b.vault_id = r.vault_id AND b.id = r.block_id
+            WHERE r.vault_id = v_vault AND r.model = v_model2
+              AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
+                              AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
+              AND NOT (b.quarantine_tags && v_noise)
+            ORDER BY 2, 1
+            LIMIT v_dense_n
+        ) x;
+    END IF;
+
     RETURN QUERY
     WITH d AS (SELECT u.id, u.r::integer AS r FROM unnest(v_dense) WITH ORDINALITY AS u(id, r)),
          s AS (SELECT u.id, u.r::integer AS r FROM unnest(v_sparse) WITH ORDINALITY AS u(id, r)),
+         r2 AS (SELECT u.id, u.r::integer AS r FROM unnest(v_rail2) WITH ORDINALITY AS u(id, r)),
          f AS (
-             SELECT coalesce(d.id, s.id) AS id,
-                    coalesce(v_dw / (v_k + d.r), 0) + coalesce(v_sw / (v_k + s.r), 0) AS rrf,
+             SELECT coalesce(d.id, s.id, r2.id) AS id,
+                    coalesce(v_dw / (v_k + d.r), 0) + coalesce(v_sw / (v_k + s.r), 0)
+                        + coalesce(v_rw / (v_k + r2.r), 0) AS rrf,
                     d.r AS dr, s.r AS sr
-             FROM d FULL JOIN s ON s.id = d.id
+             FROM d FULL JOIN s ON s.id = d.id FULL JOIN r2 ON r2.id = coalesce(d.id, s.id)
          )
     SELECT f.id, f.rrf, f.rrf / ((v_dw + v_sw) / (v_k + 1)), f.dr, f.sr
     FROM f

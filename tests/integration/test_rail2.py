@@ -1,0 +1,203 @@
+"""The second dense rail (app/read/rail2.py): the fill job, fast_search_v1's third rail, recall wiring."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from app.errors import ConfigError
+from app.models.base import Embedder
+from app.read import rail2
+from app.read.config import ReadConfig, RecallOptions, ScoringConfig
+from app.read.recall import ReadTrack
+from app.read.search import FastSearch
+from app.vaults import create_vault, drop_vault
+from app.write.items import WriteItem
+from app.write.pipeline import WriteTrack
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+MEMORIES = [
+    "The garage door code is QX7, written on the back of the fuse box.",
+    "I keep no secrets from my sister, we talk every Sunday.",
+    "The Secret Santa gift exchange at work is on Friday.",
+    "Lunch with the design team moved to Thursday at noon.",
+    "My dentist appointment is on the ninth of June.",
+]
+
+
+class MarkerEmbedder(Embedder):
+    """A model that knows one thing: texts naming QX7, and questions about a secret, point one way; the rest
+    another. It records what it was asked to embed."""
+
+    dim = 8
+    name = "marker:v1"
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        self.seen.extend(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            hit = ("secret" in t.lower()) if query else ("QX7" in t)
+            out[i, 0 if hit else 1] = 1.0
+            out[i, 2 + len(t) % 6] = 0.1  # ties broken by length, deterministically
+        return out
+
+
+async def _fill_vault(services, vault) -> list[int]:
+    results = await WriteTrack(services).remember(vault, [WriteItem(m, T0) for m in MEMORIES])
+    return [r.block_id for r in results]
+
+
+async def _rows(services, vault) -> dict[int, dict]:
+    rows = await services.db.fetchall("SELECT block_id, model, embedding::text AS e FROM memvault.block_rail2",
+                                      vault_id=vault.id)
+    return {int(r["block_id"]): r for r in rows}
+
+
+async def test_fill_embeds_each_block_once_and_again_when_it_changes(services, vault) -> None:
+    ids = await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    report = await rail2.fill(services)
+    assert report.embedded == len(MEMORIES) and report.vaults == 1 and report.done
+    rows = await _rows(services, vault)
+    assert set(rows) == set(ids) and {r["model"] for r in rows.values()} == {"marker:v1"}
+    qx7 = ids[0]
+    assert json.loads(rows[qx7]["e"])[0] == pytest.approx(1.0, abs=0.01)
+
+    assert (await rail2.fill(services)).embedded == 0  # nothing due
+
+    # A block whose content changed is due again; so is every block when the model changes.
+    async with services.db.transaction() as conn:
+        await conn.execute("UPDATE memvault.block SET content_hash = '\\x00'::bytea WHERE vault_id = %s AND id = %s",
+                           (vault.id, ids[1]))
+    services.rail2.seen.clear()
+    assert (await rail2.fill(services, vault_id=vault.id)).embedded == 1
+    assert services.rail2.seen == [MEMORIES[1]]
+    services.rail2.name = "marker:v2"
+    assert (await rail2.fill(services)).embedded == len(MEMORIES)
+
+
+async def test_fill_stops_at_its_time_budget_and_resumes(services, vault) -> None:
+    await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    first = await rail2.fill(services, budget_s=0.0)
+    assert first.embedded == 0 and not first.done
+    assert (await rail2.fill(services)).embedded == len(MEMORIES)
+
+
+async def test_fill_without_a_second_model_is_a_no_op(services, vault) -> None:
+    await _fill_vault(services, vault)
+    assert services.rail2 is None
+    assert (await rail2.fill(services)).as_dict() == {"embedded": 0, "vaults": 0, "seconds": 0.0, "done": True}
+    assert await _rows(services, vault) == {}
+    assert rail2.search_params(services, "the code") == {}
+
+
+async def _fast_search(services, vault, query: str, cfg: dict) -> list[dict]:
+    qvec = services.embedder.embed_query(query)
+    async with services.db.transaction(vault.id) as conn:
+        cur = await conn.execute("SELECT * FROM memvault.fast_search_v1(%s, %s, %s, NULL, %s::jsonb)",
+                                 (qvec, query, T0, json.dumps(cfg)))
+        return await cur.fetchall()
+
+
+async def test_fast_search_fuses_the_third_rail_by_rrf(services, vault) -> None:
+    ids = await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    query = "Tell me the secret again."
+    narrow = {"dense_n": 1, "sparse_n": 1, "exact": True, "dense_w": 0.5, "sparse_w": 1.0, "rrf_k": 60}
+    off = await _fast_search(services, vault, query, narrow)
+    assert ids[0] not in [r["id"] for r in off]  # the other two rails' top 1 is another block
+    on = await _fast_search(services, vault, query, {**narrow, **rail2.search_params(services, query)})
+    by_id = {r["id"]: r for r in on}
+    assert ids[0] in by_id  # brought in by the second rail alone
+    assert by_id[ids[0]]["rrf"] == pytest.approx(0.5 / 61)
+    assert by_id[ids[0]]["dense_rank"] is None and by_id[ids[0]]["sparse_rank"] is None
+    for r in off:  # the others keep their fused score (the rail's top 1 is taken)
+        assert by_id[r["id"]]["rrf"] == pytest.approx(r["rrf"])
+
+    # Rows of another model are not searched; nor is the rail at weight 0.
+    stale = {**narrow, **rail2.search_params(services, query), "rail2_model": "marker:v0"}
+    assert ids[0] not in [r["id"] for r in await _fast_search(services, vault, query, stale)]
+    zero = {**narrow, **rail2.search_params(services, query), "rail2_w": 0}
+    assert ids[0] not in [r["id"] for r in await _fast_search(services, vault, query, zero)]
+
+
+async def test_fast_search_keeps_blocks_not_yet_valid_off_the_third_rail(services, vault) -> None:
+    ids = await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    query = "the secret"
+    cfg = {"dense_n": 1, "sparse_n": 0, "exact": True, **rail2.search_params(services, query)}
+    assert ids[0] in [r["id"] for r in await _fast_search(services, vault, query, cfg)]
+    async with services.db.transaction() as conn:
+        await conn.execute("UPDATE memvault.block SET valid_at = %s WHERE vault_id = %s AND id = %s",
+                           (datetime(2030, 1, 1, tzinfo=UTC), vault.id, ids[0]))
+    assert ids[0] not in [r["id"] for r in await _fast_search(services, vault, query, cfg)]
+
+
+async def test_recall_embeds_the_query_with_the_second_model_and_ranks_by_it(services, vault) -> None:
+    ids = await _fill_vault(services, vault)
+    query = "Tell me the secret again."
+    options = RecallOptions(k=5, thinking="fast", as_of=T0, use_prefetch=False, writeback=False)
+    scoring = ScoringConfig()
+    async with services.db.transaction(vault.id) as conn:
+        before = {c.id: c.base for c in await FastSearch(services)(
+            conn, vault.id, query, services.embedder.embed_query(query), scoring, as_of=T0, known_at=None, limit=10)}
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    services.rail2.seen.clear()
+    async with services.db.transaction(vault.id) as conn:
+        after = {c.id: c.base for c in await FastSearch(services)(
+            conn, vault.id, query, services.embedder.embed_query(query), scoring, as_of=T0, known_at=None, limit=10)}
+    assert services.rail2.seen == [query]
+    gain = {i: after[i] - before[i] for i in before}
+    assert max(gain, key=gain.get) == ids[0]  # rank 1 on the third rail gains most
+    assert all(g > 0 for g in gain.values())  # a small vault: every block is on the rail
+    result = await ReadTrack(services, ReadConfig()).recall(vault, query, options)
+    assert ids[0] in [c.id for c in result.cards]
+
+
+async def test_dropping_a_vault_drops_its_rail(services) -> None:
+    vault = await create_vault(services.db, "rail2-drop")
+    await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    await drop_vault(services.db, "rail2-drop")
+    row = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block_rail2")
+    assert row["n"] == 0
+
+
+async def test_the_worker_job_fills_the_rail(services, vault, db_url) -> None:
+    from app.read.jobs import embed_rail2
+    from app.worker.app import app as jobs_app
+    from app.worker.app import connector_for
+    from app.worker.context import bind_services
+
+    ids = await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    bind_services(services)
+    with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
+        async with worker_app.open_async():
+            await embed_rail2.configure(app=worker_app).defer_async(timestamp=0)
+            await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False)
+    job = await services.db.fetchone("SELECT status FROM public.procrastinate_jobs WHERE task_name = 'embed_rail2'")
+    assert job["status"] == "succeeded"
+    assert set(await _rows(services, vault)) == set(ids)
+
+
+def test_the_second_model_comes_from_settings(test_settings) -> None:
+    from app.models.registry import get_rail2_embedder
+
+    assert get_rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "none"})) is None
+    hashed = get_rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "hash", "embedder_hash_dim": 64}))
+    assert hashed.name == "hash:v1-64"
+    with pytest.raises(ConfigError, match="the embedder itself"):
+        get_rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "use"}))
