@@ -31,6 +31,7 @@ class HealthController(Controller):
             "database": {"server_version": row["server_version"], "extensions": {"vector": row["vector"],
                                                                                    "age": row["age"]}},
             "embedder": {"name": services.embedder.name, "dim": services.embedder.dim},
+            "rail2": {"name": services.rail2.name, "dim": services.rail2.dim} if services.rail2 else None,
             "llm": getattr(services.llm, "name", type(services.llm).__name__),
             "reranker": getattr(services.reranker, "name", None) if services.reranker else "none",
             "worker": {"alive": row["live_workers"] > 0, "live_workers": row["live_workers"],

@@ -95,7 +95,7 @@ def percentile(xs: list[float], p: float) -> float:
 
 async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, float]:
     """Write memories until the vault holds n; returns (memories, seconds spent writing)."""
-    from app.bench.harness import ensure_ann_index
+    from app.bench.harness import ensure_ann_index, ensure_rail2
     from app.bench.runtime import progress
     from app.write.items import WriteItem
     from app.write.pipeline import WriteTrack
@@ -135,6 +135,7 @@ async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, floa
         have += created
         bar.update(created)
     bar.close()
+    await ensure_rail2(services, vault.id)  # the second rail's worker job (when configured), not timed
     return await count(), seconds
 
 

@@ -45,7 +45,7 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     from app.bench.data import load_locomo
-    from app.bench.runtime import run_bench, write_json
+    from app.bench.runtime import rail2_note, run_bench, write_json
 
     conversations = load_locomo(args.path, args.limit)
 
@@ -54,7 +54,7 @@ def handler(args: argparse.Namespace) -> int:
                                 close_sessions=args.close_sessions)
 
     result = run_bench(core)
-    print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}"))
+    print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}{rail2_note()}"))
     write_json(args.json_path, {k: result[k] for k in KEYS})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})

@@ -143,3 +143,9 @@ def progress(total: int, desc: str, unit: str = "it"):
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+
+
+def rail2_note() -> str:
+    """The table title's note of the second dense rail's model (app/read/rail2.py), when one is configured."""
+    model = get_settings().rail2_embedder
+    return f" · second rail: {model}" if model != "none" else ""

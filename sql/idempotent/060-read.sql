@@ -231,6 +231,7 @@ DECLARE
     v_dense    bigint[];
     v_sparse   bigint[];
     v_rail2    bigint[];
+    v_small    boolean;
     v_terms    tsquery[];
     v_idf      double precision[];
     v_first    tsquery;
@@ -247,6 +248,7 @@ BEGIN
         v_exact := memvault.vault_block_count_v1(coalesce((p_cfg ->> 'exact_below')::integer, 5000))
                    <= coalesce((p_cfg ->> 'exact_below')::integer, 5000);
     END IF;
+    v_small := v_exact;
     -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
     v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
 
@@ -305,13 +307,17 @@ BEGIN
     END IF;
 
     -- The second dense rail (opt-in, app/read/rail2.py): the query's vector of the second model against the
-    -- blocks the worker has embedded with that model, exactly (the column has no fixed dimension).
+    -- blocks the worker has embedded with that model, exactly (the column has no fixed dimension). In a small
+    -- vault over all of them; in a large one over the two first rails' candidates only, which it re-ranks (an
+    -- exact scan of 100,000 384-d vectors takes ~85 ms here; on LoCoMo the re-ranking alone gives 0.804 of the
+    -- whole rail's 0.813).
     IF v_qvec2 IS NOT NULL AND v_model2 IS NOT NULL AND v_rw > 0 AND v_dense_n > 0 THEN
         SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_rail2 FROM (
             SELECT b.id, r.embedding <=> v_qvec2 AS dist
             FROM memvault.block_rail2 r
             JOIN memvault.block b ON b.vault_id = r.vault_id AND b.id = r.block_id
             WHERE r.vault_id = v_vault AND r.model = v_model2
+              AND (v_small OR r.block_id = ANY (v_dense || v_sparse))
               AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
                               AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
               AND NOT (b.quarantine_tags && v_noise)

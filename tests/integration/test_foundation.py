@@ -93,6 +93,7 @@ async def test_health_reports_versions_embedder_and_worker(client) -> None:
     assert body["database"]["extensions"]["vector"].startswith("0.8")
     assert body["database"]["extensions"]["age"].startswith("1.5")
     assert body["embedder"]["dim"] > 0 and body["embedder"]["name"]
+    assert body["rail2"] is None  # no second dense rail configured
     assert body["worker"]["alive"] is False  # no worker runs in this test
     assert isinstance(body["breakers"], dict)
 

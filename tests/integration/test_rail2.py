@@ -123,6 +123,13 @@ async def test_fast_search_fuses_the_third_rail_by_rrf(services, vault) -> None:
     for r in off:  # the others keep their fused score (the rail's top 1 is taken)
         assert by_id[r["id"]]["rrf"] == pytest.approx(r["rrf"])
 
+    # In a large vault (exact: false) the rail only re-ranks the two first rails' candidates: no new block.
+    large = await _fast_search(services, vault, query, {**narrow, **rail2.search_params(services, query),
+                                                       "exact": False})
+    assert ids[0] not in [r["id"] for r in large]
+    assert {r["id"] for r in large} == {r["id"] for r in off}
+    assert sum(r["rrf"] for r in large) > sum(r["rrf"] for r in off)  # each got its rank on the third rail
+
     # Rows of another model are not searched; nor is the rail at weight 0.
     stale = {**narrow, **rail2.search_params(services, query), "rail2_model": "marker:v0"}
     assert ids[0] not in [r["id"] for r in await _fast_search(services, vault, query, stale)]
