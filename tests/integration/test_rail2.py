@@ -208,3 +208,47 @@ def test_the_second_model_comes_from_settings(test_settings) -> None:
     assert hashed.name == "hash:v1-64"
     with pytest.raises(ConfigError, match="the embedder itself"):
         get_rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "use"}))
+
+
+def _cli(monkeypatch, db_url: str, **env: str) -> None:
+    from app.models.registry import clear_cache
+    from app.settings import get_settings
+
+    monkeypatch.setenv("MEMVAULT_DATABASE_URL", db_url)
+    monkeypatch.setenv("MEMVAULT_EMBEDDER", "use")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    get_settings.cache_clear()
+    clear_cache()
+
+
+async def test_the_command_fills_the_rail_and_says_so(services, vault, db_url, monkeypatch, capsys) -> None:
+    import asyncio
+
+    from app.cli import main
+    from app.settings import get_settings
+
+    ids = await _fill_vault(services, vault)
+    _cli(monkeypatch, db_url, MEMVAULT_RAIL2_EMBEDDER="hash", MEMVAULT_EMBEDDER_HASH_DIM="64")
+    try:
+        code = await asyncio.to_thread(main, ["rail2", "--vault", vault.name])
+    finally:
+        get_settings.cache_clear()
+    assert code == 0
+    assert f"second rail (hash:v1-64): {len(ids)} blocks embedded in 1 vaults" in capsys.readouterr().out
+    assert set(await _rows(services, vault)) == set(ids)
+
+
+async def test_the_command_without_a_second_model_is_one_clear_error(db_url, monkeypatch, capsys) -> None:
+    import asyncio
+
+    from app.cli import main
+    from app.settings import get_settings
+
+    _cli(monkeypatch, db_url, MEMVAULT_RAIL2_EMBEDDER="none")
+    try:
+        code = await asyncio.to_thread(main, ["rail2"])
+    finally:
+        get_settings.cache_clear()
+    assert code != 0
+    assert "MEMVAULT_RAIL2_EMBEDDER" in capsys.readouterr().err
