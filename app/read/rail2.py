@@ -28,15 +28,26 @@ if TYPE_CHECKING:
 
 BATCH = 32  # e5: ~3 s of embedding per transaction
 
-# Blocks whose row is missing or stale (content or model changed), oldest first.
-_DUE = """
-SELECT b.id, b.normalized, b.content_hash, b.metadata ->> 'context' AS context
+# A vault's blocks whose row is missing or stale (content or model changed).
+_STALE = """
 FROM memvault.block b
 LEFT JOIN memvault.block_rail2 r ON r.vault_id = b.vault_id AND r.block_id = b.id
-WHERE b.vault_id = %(vault)s AND b.embedding IS NOT NULL
+WHERE b.embedding IS NOT NULL
   AND (r.block_id IS NULL OR r.model <> %(model)s OR r.content_hash <> b.content_hash)
+"""
+
+_DUE = f"""
+SELECT b.id, b.normalized, b.content_hash, b.metadata ->> 'context' AS context
+{_STALE}  AND b.vault_id = %(vault)s
 ORDER BY b.id
 LIMIT %(n)s
+"""
+
+# Vaults with blocks still to embed, for the job (the owner's view: no vault in scope).
+_VAULTS_DUE = f"""
+SELECT v.id FROM memvault.vault v
+WHERE EXISTS (SELECT 1 {_STALE}  AND b.vault_id = v.id)
+ORDER BY v.created_at, v.id
 """
 
 _UPSERT = """
@@ -46,17 +57,6 @@ FROM unnest(%(ids)s::bigint[], %(hashes)s::bytea[], %(vecs)s::text[]) AS u(id, h
 ON CONFLICT (vault_id, block_id) DO UPDATE
     SET model = EXCLUDED.model, content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding,
         embedded_at = now()
-"""
-
-# Vaults with blocks still to embed, for the job (the owner's view: no vault in scope).
-_VAULTS_DUE = """
-SELECT v.id FROM memvault.vault v
-WHERE EXISTS (
-    SELECT 1 FROM memvault.block b
-    LEFT JOIN memvault.block_rail2 r ON r.vault_id = b.vault_id AND r.block_id = b.id
-    WHERE b.vault_id = v.id AND b.embedding IS NOT NULL
-      AND (r.block_id IS NULL OR r.model <> %(model)s OR r.content_hash <> b.content_hash))
-ORDER BY v.created_at, v.id
 """
 
 
