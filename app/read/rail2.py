@@ -16,6 +16,7 @@ Measured on the LoCoMo dev conversations (kept vaults, A against B, the same ing
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from app.db.connector import Database
     from app.models.base import Embedder
     from app.services import Services
+
+log = logging.getLogger(__name__)
 
 BATCH = 32  # e5: ~3 s of embedding per transaction
 
@@ -124,8 +127,14 @@ async def fill(services: Services, *, vault_id: UUID | None = None, budget_s: fl
 
 
 def search_params(services: Services, query: str) -> dict:
-    """fast_search_v1's keys for the second rail (the query's vector of that model), or none when it is off."""
+    """fast_search_v1's keys for the second rail (the query's vector of that model), or none when it is off. A
+    model that fails degrades the search to the two other rails instead of failing the recall."""
     if services.rail2 is None:
         return {}
-    qvec2 = services.rail2.embed_query(query)
+    try:
+        qvec2 = services.rail2.embed_query(query)
+    except Exception:  # noqa: BLE001 - any model failure: search on without the rail
+        log.warning("second rail: %s could not embed the query; searching without it", services.rail2.name,
+                    exc_info=True)
+        return {}
     return {"qvec2": _vec_text(qvec2), "rail2_model": services.rail2.name}

@@ -172,6 +172,21 @@ async def test_recall_embeds_the_query_with_the_second_model_and_ranks_by_it(ser
     assert ids[0] in [c.id for c in result.cards]
 
 
+async def test_a_failing_second_model_leaves_recall_on_the_two_other_rails(services, vault) -> None:
+    ids = await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+
+    def broken(text: str) -> np.ndarray:
+        raise RuntimeError("model crashed")
+
+    services.rail2.embed_query = broken
+    assert rail2.search_params(services, "the secret") == {}
+    options = RecallOptions(k=5, thinking="fast", as_of=T0, use_prefetch=False, writeback=False)
+    result = await ReadTrack(services, ReadConfig()).recall(vault, "Where is the garage door code written?", options)
+    assert result.cards and result.cards[0].id == ids[0]
+
+
 async def test_dropping_a_vault_drops_its_rail(services) -> None:
     vault = await create_vault(services.db, "rail2-drop")
     await _fill_vault(services, vault)
