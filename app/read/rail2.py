@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from app.reembed import BLOCK_EMBEDDING_TEXT  # the text the first rail's embedder read for the block
+
 if TYPE_CHECKING:
     from app.db.connector import Database
     from app.models.base import Embedder
@@ -40,7 +42,7 @@ WHERE b.embedding IS NOT NULL
 """
 
 _DUE = f"""
-SELECT b.id, b.normalized, b.content_hash, b.metadata ->> 'context' AS context
+SELECT b.id, b.content_hash, {BLOCK_EMBEDDING_TEXT} AS text
 {_STALE}  AND b.vault_id = %(vault)s
 ORDER BY b.id
 LIMIT %(n)s
@@ -75,11 +77,6 @@ class FillReport:
                 "done": self.done}
 
 
-def embedding_text(normalized: str, context: str | None) -> str:
-    """What the first rail's embedder read for the block (WriteItem.embedding_text): context line, then text."""
-    return f"{context}\n{normalized}" if context else normalized
-
-
 def _vec_text(v) -> str:  # noqa: ANN001 - a numpy row
     return "[" + ",".join(f"{float(x):.7g}" for x in v) + "]"
 
@@ -94,8 +91,7 @@ async def fill_vault(db: Database, embedder: Embedder, vault_id: UUID, *, deadli
         rows = await db.fetchall(_DUE, {"vault": vault_id, "model": embedder.name, "n": batch}, vault_id=vault_id)
         if not rows:
             return done, True
-        vecs = await asyncio.to_thread(embedder.embed_documents,
-                                       [embedding_text(r["normalized"], r["context"]) for r in rows])
+        vecs = await asyncio.to_thread(embedder.embed_documents, [r["text"] for r in rows])
         async with db.transaction(vault_id) as conn:
             await conn.execute(_UPSERT, {"vault": vault_id, "model": embedder.name,
                                          "ids": [r["id"] for r in rows], "hashes": [r["content_hash"] for r in rows],
