@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from pgvector import Vector
+
 from app.reembed import BLOCK_EMBEDDING_TEXT  # the text the first rail's embedder read for the block
 
 if TYPE_CHECKING:
@@ -78,10 +80,6 @@ class FillReport:
                 "done": self.done}
 
 
-def _vec_text(v) -> str:  # noqa: ANN001 - a numpy row
-    return "[" + ",".join(f"{float(x):.7g}" for x in v) + "]"
-
-
 async def fill_vault(db: Database, embedder: Embedder, vault_id: UUID, *, deadline: float | None = None,
                      batch: int = BATCH) -> tuple[int, bool]:
     """Embed the vault's due blocks, a batch per transaction. Returns (embedded, finished)."""
@@ -96,7 +94,7 @@ async def fill_vault(db: Database, embedder: Embedder, vault_id: UUID, *, deadli
         async with db.transaction(vault_id) as conn:
             await conn.execute(_UPSERT, {"vault": vault_id, "model": embedder.name,
                                          "ids": [r["id"] for r in rows], "hashes": [r["content_hash"] for r in rows],
-                                         "vecs": [_vec_text(v) for v in vecs]})
+                                         "vecs": [Vector(v).to_text() for v in vecs]})
         done += len(rows)
 
 
@@ -134,4 +132,4 @@ def search_params(services: Services, query: str) -> dict:
         log.warning("second rail: %s could not embed the query; searching without it", services.rail2.name,
                     exc_info=True)
         return {}
-    return {"qvec2": _vec_text(qvec2), "rail2_model": services.rail2.name}
+    return {"qvec2": Vector(qvec2).to_text(), "rail2_model": services.rail2.name}
