@@ -22,6 +22,7 @@ from app.bench.metrics import EvidenceTurn, evidence_coverage, mean, percentile,
 from app.services import Services
 
 KS = (5, 10, 25)
+DEEP_KS = (50, 100)  # with --depth: how much of the evidence the pipeline finds at all, ordered or not
 ADVERSARIAL = 5
 METRICS = tuple(f"recall@{k}" for k in KS)
 TEXT_METRIC = "text_recall@10"  # coverage by returned text alone, without provenance
@@ -40,7 +41,23 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="read path to measure (default full)")
     p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
                    help="close each session after ingest (atomic units + summary); default on")
+    p.add_argument("--depth", type=_depth, default=max(KS),
+                   help=f"memories asked per question (default {max(KS)}); 50 or more also reports recall@50 "
+                        "and @100: the evidence found at all, however it is ordered (a larger request also "
+                        "widens the candidate pool, so @10 may move a little)")
     p.set_defaults(func=handler)
+
+
+def _depth(value: str) -> int:
+    n = int(value)
+    if not max(KS) <= n <= 200:
+        raise argparse.ArgumentTypeError(f"--depth must be between {max(KS)} and 200, got {n}")
+    return n
+
+
+def ks_for(depth: int) -> tuple[int, ...]:
+    """The cut-offs reported when ``depth`` memories are asked per question."""
+    return (*KS, *(k for k in DEEP_KS if k <= depth))
 
 
 def handler(args: argparse.Namespace) -> int:
@@ -51,29 +68,31 @@ def handler(args: argparse.Namespace) -> int:
 
     async def core(services: Services) -> dict:
         return await run_locomo(services, conversations, pipeline=args.pipeline,
-                                close_sessions=args.close_sessions)
+                                close_sessions=args.close_sessions, depth=args.depth)
 
     result = run_bench(core)
     print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}{rail2_note()}"))
-    write_json(args.json_path, {k: result[k] for k in KEYS})
+    write_json(args.json_path, {k: result[k] for k in (*KEYS, "ks", *(f"recall@{k}" for k in result["ks"]))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})
     return 0
 
 
 async def run_locomo(services: Services, conversations: list[LocomoConversation], *, pipeline: str = "full",
-                     close_sessions: bool = True, show_progress: bool = True) -> dict[str, Any]:
+                     close_sessions: bool = True, show_progress: bool = True, depth: int = max(KS)) -> dict[str, Any]:
     results = await run_locomo_pipelines(services, conversations, pipelines=(pipeline,),
-                                         close_sessions=close_sessions, show_progress=show_progress)
+                                         close_sessions=close_sessions, show_progress=show_progress, depth=depth)
     return results[pipeline]
 
 
 async def run_locomo_pipelines(services: Services, conversations: list[LocomoConversation], *,
                                pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
-                               show_progress: bool = True) -> dict[str, dict[str, Any]]:
-    """Ingest each conversation once, then ask its questions through every pipeline (baselines first)."""
+                               show_progress: bool = True, depth: int = max(KS)) -> dict[str, dict[str, Any]]:
+    """Ingest each conversation once, then ask its questions through every pipeline (baselines first), ``depth``
+    memories each."""
     from app.bench.runtime import progress, scratch_vault
 
+    ks = ks_for(depth)
     order = sorted(pipelines, key=lambda p: p == "full")
     retrievers = {p: make_retriever(services, p) for p in order}
     stats = IngestStats()
@@ -104,13 +123,13 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
                         continue  # evidence ids that name no turn of the conversation
                     for p in order:
                         hits, ms = await timed_recall(retrievers[p], vault, qa.question, as_of=as_of,
-                                                      n=max(KS))
+                                                      n=max(depth, *ks))
                         memories = await memories_for(services, vault, hits)
                         details[p].append({
                             "conversation": conv.id, "question": qa.question, "category": qa.category,
                             "evidence": list(qa.evidence), "ms": round(ms, 2),
                             "tokens@10": tokens_at(memories, 10),
-                            **{f"recall@{k}": evidence_coverage(memories, evidence, k) for k in KS},
+                            **{f"recall@{k}": evidence_coverage(memories, evidence, k) for k in ks},
                             TEXT_METRIC: evidence_coverage(memories, evidence, 10, provenance=False),
                             "top": [m.block_id for m in memories[:10]],
                             "curve": [round(evidence_coverage(memories, evidence, k), 4)
@@ -122,18 +141,20 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
     finally:
         if bar is not None:
             bar.close()
-    return {p: summarize(details[p], stats) for p in order}
+    return {p: summarize(details[p], stats, ks) for p in order}
 
 
-def summarize(details: list[dict[str, Any]], stats: IngestStats) -> dict[str, Any]:
+def summarize(details: list[dict[str, Any]], stats: IngestStats, ks: Sequence[int] = KS) -> dict[str, Any]:
+    metrics = tuple(f"recall@{k}" for k in ks)
     scored = [d for d in details if d["category"] != ADVERSARIAL]
     by_cat: dict[int, list[dict]] = defaultdict(list)
     for d in details:
         by_cat[d["category"]].append(d)
     latencies = [d["ms"] for d in details]
     return {
-        **{m: round(mean(d[m] for d in scored), 4) for m in (*METRICS, TEXT_METRIC)},
-        "by_category": {str(c): {**{m: round(mean(d[m] for d in ds), 4) for m in METRICS},
+        **{m: round(mean(d[m] for d in scored), 4) for m in (*metrics, TEXT_METRIC)},
+        "ks": list(ks),
+        "by_category": {str(c): {**{m: round(mean(d[m] for d in ds), 4) for m in metrics},
                                  "questions": len(ds), "name": CATEGORY_NAMES.get(c, str(c))}
                         for c, ds in sorted(by_cat.items())},
         "questions": len(scored),
@@ -146,11 +167,12 @@ def summarize(details: list[dict[str, Any]], stats: IngestStats) -> dict[str, An
 
 
 def format_table(result: dict[str, Any], title: str = "LoCoMo") -> str:
-    lines = [title, f"{'category':<18}{'n':>5}" + "".join(f"{m:>12}" for m in METRICS)]
+    metrics = tuple(f"recall@{k}" for k in result.get("ks", KS))
+    lines = [title, f"{'category':<18}{'n':>5}" + "".join(f"{m:>12}" for m in metrics)]
     for c, row in result["by_category"].items():
-        cells = "".join(f"{row[m]:>12.3f}" for m in METRICS)
+        cells = "".join(f"{row[m]:>12.3f}" for m in metrics)
         lines.append(f"{c + ' ' + row['name']:<18}{row['questions']:>5}{cells}")
-    cells = "".join(f"{result[m]:>12.3f}" for m in METRICS)
+    cells = "".join(f"{result[m]:>12.3f}" for m in metrics)
     lines.append(f"{'all but 5':<18}{result['questions']:>5}{cells}")
     if TEXT_METRIC in result:
         lines.append(f"recall@10 by returned text alone (no provenance): {result[TEXT_METRIC]:.3f}")

@@ -106,3 +106,29 @@ async def test_locomo_bench_end_to_end(services, tmp_path, pipeline):
     assert result["recall@25"] == 1.0
     assert result["tokens@10"] > 0 and result["ingest_turns_per_s"] > 0
     assert 0 < result["recall_p50_ms"] <= result["recall_p95_ms"]
+
+
+async def test_locomo_bench_depth_reports_deeper_cutoffs(services, tmp_path):
+    """``--depth 100``: 100 memories asked per question, and coverage at 50 and 100 reported beside 5 / 10 / 25
+    (the evidence the pipeline finds at all), in the result, by category and in the printed table."""
+    from app.bench.locomo import format_table, ks_for
+
+    assert ks_for(25) == (5, 10, 25) and ks_for(60) == (5, 10, 25, 50) and ks_for(100) == (5, 10, 25, 50, 100)
+    conversations = load_locomo(_locomo_file(tmp_path))
+    result = await run_locomo(services, conversations, show_progress=False, depth=100)
+    assert result["ks"] == [5, 10, 25, 50, 100]
+    assert result["recall@25"] <= result["recall@50"] <= result["recall@100"] == 1.0
+    assert all("recall@100" in row for row in result["by_category"].values())
+    header = format_table(result).splitlines()[1]
+    assert header.split()[-2:] == ["recall@50", "recall@100"]
+
+
+def test_locomo_depth_argument_says_what_is_allowed():
+    import argparse
+
+    from app.bench.locomo import _depth
+
+    assert _depth("100") == 100
+    for bad in ("10", "500"):
+        with pytest.raises(argparse.ArgumentTypeError, match="between 25 and 200"):
+            _depth(bad)
