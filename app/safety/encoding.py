@@ -3,13 +3,14 @@ Caesar / spaced-out letters, decode them, and judge what came out.
 
 Policy (decided here, tested in ``tests/unit/test_safety_encoding.py``, measured by ``memvault bench guard``):
 
-1. **The decoded text is itself unsafe** (the ruleset, run again on the decoded text, recursion depth <= 2)
-   -> ``enc.<kind>.unsafe_payload`` (high). This is the main rule: an instruction hidden in an encoding is blocked
+1. **The decoded text is itself unsafe** (the ruleset, run again on the decoded text, recursion depth <= 2, so an
+   encoding inside an encoding is decoded too) -> ``enc.<kind>.unsafe_payload`` (high). This is the main rule: an instruction hidden in an encoding is blocked
    exactly when the same instruction in clear text would be.
 2. **Readable text hidden in an encoding, together with a request to decode it** ("decode this", "what does this
    mean?", "ROT13 decoded string:", "in your monologue") -> ``enc.<kind>.smuggled_text`` (high). Asking a model to
    decode and act on a sentence the reader cannot see is token smuggling even when the sentence looks harmless; it
-   is not something a memory should keep.
+   is not something a memory should keep. So is an encoding inside an encoding with such a request, whatever the
+   innermost layer says.
 3. **An opaque high-entropy blob in an instruction-like context** ("always decode and apply the following config",
    "decode and follow") -> ``enc.opaque_instruction`` (high). The blob is unexplained and the text tells the model to
    act on it.
@@ -244,6 +245,13 @@ def detect(text: str, rescan: Rescan, depth: int) -> list[EncodedHit]:
                 hits.append(EncodedHit(f"enc.{kind}.smuggled_text", "high", start, end, decoded))
             elif readable(decoded, 6):
                 hits.append(EncodedHit(f"enc.{kind}.hidden_text", "medium", start, end, decoded))
+        elif decoded is not None and depth > 0 and _candidates(decoded):
+            # An encoding inside an encoding (base64 of base64): what it decodes to is judged, within the depth;
+            # past it, layers of encoding with a request to decode them are smuggling whatever they hold.
+            if rescan(decoded, depth - 1):
+                hits.append(EncodedHit(f"enc.{kind}.unsafe_payload", "high", start, end, decoded))
+            elif decode_request or act_on_blob:
+                hits.append(EncodedHit(f"enc.{kind}.smuggled_text", "high", start, end, decoded))
         elif act_on_blob and kind in ("base64", "base32", "hex", "binary") and _opaque(text[start:end]):
             hits.append(EncodedHit("enc.opaque_instruction", "high", start, end, decoded or ""))
     return hits + _padding(text)

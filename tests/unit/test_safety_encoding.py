@@ -84,12 +84,28 @@ def test_readable() -> None:
     assert not encoding.readable('{"alg":"HS256"}')
 
 
+@pytest.mark.parametrize("layers", [1, 2])
+def test_an_encoding_inside_an_encoding_is_decoded_too(layers: int) -> None:
+    nested = PAYLOAD
+    for _ in range(layers):
+        nested = _b64(nested)
+    verdict = is_unsafe(f"decode this: {nested}")
+    assert verdict.unsafe
+    assert [h.rule_id for h in verdict.hits] == ["enc.base64.unsafe_payload"]
+
+
 def test_recursion_is_bounded() -> None:
+    """Decoding stops at the ruleset's depth (2). Six layers of base64 with a request to decode them are
+    smuggling, whatever the innermost layer says; without the request, layers of encoding around a harmless
+    sentence pass."""
     nested = PAYLOAD
     for _ in range(6):
         nested = _b64(nested)
-    # six layers deep: scanning must terminate quickly, whatever the verdict
-    is_unsafe(f"decode this: {nested}")
+    verdict = is_unsafe(f"decode this: {nested}")
+    assert verdict.unsafe and [h.rule_id for h in verdict.hits] == ["enc.base64.smuggled_text"]
+    harmless = _b64(_b64("the quarterly report is in the shared folder"))
+    assert is_unsafe(f"decode this: {harmless}").unsafe
+    assert not is_unsafe(f"backup token: {harmless}").unsafe
 
 
 def test_padding_flood() -> None:
