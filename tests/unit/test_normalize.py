@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -489,26 +488,34 @@ def test_hostile_inputs(text: str) -> None:
 
 
 def test_extreme_reference_times() -> None:
+    """At the edges of the calendar (year 1, year 9999 at UTC+14) relative times may not resolve, but the
+    normalizer neither raises nor breaks its span invariants; at an ordinary time every expression resolves."""
     text = "tomorrow, in 3 days, next week, last month, 3 days ago, 明年, 下週三晚上12點, March 12"
     for ref in REFS:
-        ContentNormalizer().normalize(text, ref)
+        result = ContentNormalizer().normalize(text, ref)
+        assert result.original == text
+        end = 0
+        for span in result.spans:
+            assert span.start >= end and result.preprocessed[span.start : span.end] == span.surface
+            end = span.end
+    tokens = [s.token for s in ContentNormalizer().normalize(text, REF).spans]
+    assert tokens == ["2026-03-06", "2026-03-08", "2026-W11", "2026-02", "2026-03-02", "2027", "2026-03-12T00:00",
+                      "2026-03-12"]
 
 
-def test_speed_of_a_typical_turn() -> None:
-    """A 200-character mixed turn; CPU time (not wall time, so a busy machine does not fail it), best of 5."""
+def test_a_typical_mixed_turn() -> None:
+    """A 200-character turn mixing Chinese and English: every time, amount, proportion and duration in it.
+    (Its speed is measured by ``memvault bench ingest``, the ``normalize`` stage, not asserted here.)"""
     turn = (
         "好的，我們下週三晚上7點在信義區吃飯，預算大概NT$3,000，Let's book dinner next Wednesday at 7pm; "
         "about 70% of the team can come, it should take two and a half hours. 上次3/12的會議只有七成的人到，"
         "大家覺得還可以，下次再約三十分鐘討論細節。"
     )
     assert 180 <= len(turn) <= 220
-    normalizer = ContentNormalizer()
-    normalizer.normalize(turn, REF)
-    runs = 100
-    best = float("inf")
-    for _ in range(5):
-        start = time.process_time()
-        for _ in range(runs):
-            normalizer.normalize(turn, REF)
-        best = min(best, (time.process_time() - start) / runs)
-    assert best < 0.002  # about 0.3-0.4 ms on a shared 2-core machine; the bound only catches regressions
+    spans = ContentNormalizer().normalize(turn, REF).spans
+    assert [(s.kind, s.surface, s.token) for s in spans] == [
+        ("datetime", "下週三晚上7點", "2026-03-11T19:00"), ("money", "NT$3,000", "3000 TWD"),
+        ("datetime", "next Wednesday at 7pm", "2026-03-11T19:00"), ("proportion", "70%", "0.7"),
+        ("duration", "two and a half hours", "PT2H30M"), ("date", "3/12", "2026-03-12"),
+        ("proportion", "七成", "0.7"), ("duration", "三十分鐘", "PT30M"),
+    ]
