@@ -15,6 +15,7 @@ _COMMAND_MODULES = (
     "app.models.commands",
     "app.write.commands",
     "app.read.commands",
+    "app.interfaces.commands",
     "app.bench.commands",
 )
 

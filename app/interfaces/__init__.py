@@ -1,0 +1,1 @@
+"""The agent-facing interfaces beside the REST API: MCP (stdio) and Claude Code hooks."""
