@@ -23,6 +23,7 @@ _CONTROLLERS = (
     "app.write.api:MemoryController",
     "app.write.api:SessionController",
     "app.read.api:RecallController",
+    "app.interfaces.inspector:InspectorController",
 )
 
 

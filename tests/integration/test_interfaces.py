@@ -236,3 +236,52 @@ async def test_hook_command_reads_stdin_and_answers_on_stdout(db_url, monkeypatc
         assert "hook input is not JSON" in capsys.readouterr().err
     finally:
         get_settings.cache_clear()
+
+
+# --- the inspector page -------------------------------------------------------------------------------------------
+
+async def _seed(client) -> None:
+    await client.post("/v1/vaults", json={"name": "insp"})
+    r = await client.post("/v1/vaults/insp/sessions/s1/turns", json={"turns": [
+        {"role": "user", "content": "My dentist is Dr. Lin <b>in Tainan</b>; I see her every March."},
+        {"role": "assistant", "content": "Noted: Dr. Lin, every March."}]})
+    assert r.status_code == 200
+
+
+async def test_inspector_lists_vaults_and_shows_a_recall_with_its_stages(client) -> None:
+    await _seed(client)
+    index = await client.get("/inspect")
+    assert index.status_code == 200 and index.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in index.headers["content-security-policy"]  # no script can run
+    assert "<a href='/inspect/insp'>insp</a>" in index.text and "embedder use:" in index.text
+
+    page = await client.get("/inspect/insp")
+    assert "2 memories (0 superseded, 0 retracted) · 1 sessions (1 open) · 2 turns" in page.text
+    assert "Newest memories" in page.text
+    # memories are untrusted text: escaped, never markup
+    assert "&lt;b&gt;in Tainan&lt;/b&gt;" in page.text and "<b>in Tainan</b>" not in page.text
+
+    found = await client.get("/inspect/insp", params={"q": "Who is my dentist?", "thinking": "slow"})
+    assert found.status_code == 200
+    text = found.text
+    assert "thinking slow" in text and "<td>search</td>" in text and "<td>cascade</td>" in text
+    assert "<h3>Cards</h3>" in text and "Dr. Lin" in text and "SemanticBoost" in text
+    # an inspector recall is no access to the memories it shows
+    assert "<td class='n'>0</td></tr></table>" in (await client.get("/inspect/insp")).text
+
+
+async def test_inspector_memory_page_and_errors(client) -> None:
+    await _seed(client)
+    mem = (await client.post("/v1/vaults/insp/memories", json={"content": "The gate code is 4711."})).json()
+    block_id = mem["results"][0]["block_id"]
+    page = await client.get(f"/inspect/insp/memories/{block_id}")
+    assert page.status_code == 200 and "The gate code is 4711." in page.text and "<td>CREATE</td>" in page.text
+
+    assert (await client.get("/inspect/nowhere")).status_code == 404
+    missing = await client.get("/inspect/insp/memories/999999")
+    assert missing.status_code == 404 and "no memory 999999" in missing.text
+    bad_time = await client.get("/inspect/insp", params={"q": "x", "as_of": "yesterday"})
+    assert bad_time.status_code == 422 and "as_of must be an ISO 8601 time" in bad_time.text
+    bad_mode = await client.get("/inspect/insp", params={"q": "x", "thinking": "medium"})
+    assert bad_mode.status_code == 422 and "thinking" in bad_mode.text
+    assert "inspect" not in (await client.get("/schema/openapi.json")).text
