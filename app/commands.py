@@ -1,4 +1,4 @@
-"""``memvault serve | worker | migrate | reembed | index | graph``: run the service, the background worker, the
+"""``memvault serve | worker | migrate | reembed | index | rail2 | graph``: run the service, the background worker, the
 migrations, and the maintenance a DBA may want to start by hand."""
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     r = g.add_parser("rebuild", help="rebuild a vault's AGE graph from the entity and triple tables")
     r.add_argument("vault", help="vault name")
     r.set_defaults(func=_graph_rebuild)
+    c = g.add_parser("centrality", help="score blocks by graph centrality (PPRBoost) now, for the vaults whose "
+                                        "graph changed (the worker does it every 10 minutes)")
+    c.add_argument("--vault", default=None, metavar="NAME", help="only this vault")
+    c.set_defaults(func=_graph_centrality)
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -156,6 +160,29 @@ def _rail2(args: argparse.Namespace) -> int:
             await services.close()
         print(f"second rail ({services.rail2.name}): {report.embedded} blocks embedded in {report.vaults} "
               f"vaults, {report.seconds:.1f} s")
+        return 0
+
+    return asyncio.run(run())
+
+
+def _graph_centrality(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from app.background.centrality import GraphCentrality
+    from app.db.connector import Database
+    from app.services import database_url
+    from app.settings import get_settings
+    from app.vaults import get_vault
+
+    async def run() -> int:
+        async with Database(database_url(get_settings())) as db:
+            only = (await get_vault(db, args.vault)).id if args.vault else None
+            reports = await GraphCentrality(db).score_due(only)
+        for r in reports:
+            print(f"vault {r.vault_id}: {r.entities} entities, {r.triples} triples, {r.blocks_changed} blocks "
+                  "rescored")
+        if not reports:
+            print("no graph changed since it was last scored")
         return 0
 
     return asyncio.run(run())

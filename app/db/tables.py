@@ -402,3 +402,17 @@ lexeme_stats_state = Table(
     PrimaryKeyConstraint("vault_id"),
     ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
 )
+
+# When each vault's block ppr_score was computed from its graph (sql/incremental/012-centrality.sql,
+# app/background/centrality.py).
+graph_centrality_state = Table(
+    "graph_centrality_state", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("triples", BigInteger, nullable=False),
+    Column("max_triple", BigInteger, nullable=False),
+    Column("entities", Integer, nullable=False),
+    Column("blocks", Integer, nullable=False),
+    Column("computed_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from app.pagerank import pagerank
 from app.read.config import LayerPlan, ReadConfig, RecallOptions, ScoringConfig
 from app.read.search import Candidate, score_blocks
 
@@ -25,36 +26,9 @@ if TYPE_CHECKING:
 
 def personalized_pagerank(edges: list[tuple[int, int, float]], seeds: dict[int, float], *, damping: float = 0.85,
                           iterations: int = 50, tol: float = 1e-8) -> dict[int, float]:
-    """PPR on an undirected weighted graph: r = (1 - d) p + d W^T r, p the normalized seed weights.
-    Dangling mass returns to the seeds. Returns a score per node, summing to 1."""
-    nodes = sorted({a for a, _, _ in edges} | {b for _, b, _ in edges} | set(seeds))
-    if not nodes:
-        return {}
-    index = {n: i for i, n in enumerate(nodes)}
-    n = len(nodes)
-    w = np.zeros((n, n), dtype=np.float64)
-    for a, b, weight in edges:
-        if a == b:
-            continue
-        w[index[a], index[b]] += weight
-        w[index[b], index[a]] += weight
-    p = np.zeros(n)
-    for node, s in seeds.items():
-        p[index[node]] = max(s, 0.0)
-    if p.sum() <= 0:
-        p[:] = 1.0
-    p /= p.sum()
-    out = w.sum(axis=1)
-    trans = np.divide(w, out[:, None], out=np.zeros_like(w), where=out[:, None] > 0)
-    dangling = out == 0
-    r = p.copy()
-    for _ in range(iterations):
-        nxt = (1 - damping) * p + damping * (trans.T @ r + r[dangling].sum() * p)
-        if np.abs(nxt - r).sum() < tol:
-            r = nxt
-            break
-        r = nxt
-    return {node: float(r[index[node]]) for node in nodes}
+    """PPR from the seed entities (``app.pagerank.pagerank``, the same computation the background's graph
+    centrality runs with uniform seeds)."""
+    return pagerank(edges, seeds, damping=damping, iterations=iterations, tol=tol)
 
 
 class CascadeRecall:
