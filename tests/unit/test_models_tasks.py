@@ -495,3 +495,18 @@ def test_social_talk_gives_no_units() -> None:
     got = _units([{"role": "user", "content": "Long time no see, Jon! Thanks so much for your support. "
                                               "I adopted a beagle named Max."}])
     assert [u.text for u in got] == ["I adopted a beagle named Max."] and got[0].turns == [0]
+
+
+@pytest.mark.parametrize("text", ["This is a great idea.", "Here is a list of documentaries.", "That's a good point.",
+                                  "What is your name?", "There is a cat.", "This works great", "These are great.",
+                                  "You are a great friend."])
+def test_heuristic_triples_take_no_function_word_for_a_subject(text: str) -> None:
+    """A sentence opened by 'This', 'Here', 'That'... names nobody, and a subject never ends inside a word
+    ("This works" is not "Th" + "is")."""
+    assert extract_triples_heuristic(ExtractTriplesInput(text=text)).triples == []
+
+
+def test_heuristic_triples_keep_named_and_contracted_subjects() -> None:
+    got = {(t.subject, t.predicate, t.object) for text in ("Bob's a teacher.", "Thanks, Alice is a doctor.")
+           for t in extract_triples_heuristic(ExtractTriplesInput(text=text)).triples}
+    assert got == {("Bob", "is_a", "teacher"), ("Alice", "is_a", "doctor")}

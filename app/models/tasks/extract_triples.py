@@ -55,9 +55,17 @@ class ExtractTriplesOutput(BaseModel):
     triples: list[Triple]
 
 
+# Capitalized words that open a sentence without naming anyone ("This is...", "Here is a list", "That's a good
+# point", "What is..."): not subjects. Without this, LongMemEval's assistant turns made "It", "Here" and "That"
+# the most connected entities of every graph.
+_NOT_SUBJECT = (
+    "It|Its|That|This|These|Those|There|Here|What|Which|Who|Whom|Whose|Where|When|Why|How|Let|If|So|But|And|Or|"
+    "The|A|An|Some|Any|Each|Every|All|Both|Also|Just|Then|Now|Yes|No|Please|Thanks|Thank|Hey|Hi|Hello|Well|Oh|"
+    "Wow|Sure|Great|Okay|OK|Everything|Something|Nothing|Anything|Everyone|Someone|Nobody|One|You|Your|Let's"
+)
 _SUBJ = (
     r"(?P<s>(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+[a-z]+|I|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|"
-    r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})"
+    rf"(?!(?:{_NOT_SUBJECT})\b)[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){{0,2}})"
 )
 _AUX = r"(?:am|is|are|was|were|'m|'s)(?:\s+(?:now|currently|still|also|not))?"
 _ADV = r"(?:\s+(?:now|currently|still|also|really|actually|finally|recently|just|usually|always|mostly))*"
@@ -91,7 +99,10 @@ _EN_COMPILED = [
     (
         pred,
         re.compile(
-            rf"\b{_SUBJ}{_NEG}{_ADV}\s*{verb}{_OBJ}" if pred != "is" else rf"\b{_SUBJ}\s*{verb}{_OBJ}"
+            # the verb is a word of its own, or a contraction ("Bob's a teacher"): never the end of the subject's
+            # word ("This works" is not "Th" + "is")
+            rf"\b{_SUBJ}{_NEG}{_ADV}(?:\s+|(?=')){verb}{_OBJ}" if pred != "is"
+            else rf"\b{_SUBJ}(?:\s+|(?=')){verb}{_OBJ}"
         ),
         # "... and work at Y": a second verb sharing the sentence's last subject.
         re.compile(rf"\b(?:and|but|then){_NEG}{_ADV}\s+{verb}{_OBJ}") if pred != "is" else None,
