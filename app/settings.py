@@ -55,6 +55,11 @@ class Settings(BaseSettings):
         description="A second embedding model for a third RRF rail (app/read/rail2.py): the worker embeds each block "
         "with it after the write, recall embeds the query with it too. 'none' (default): two rails.",
     )
+    bench_graph: bool = Field(
+        default=False,
+        description="Benchmarks build each vault's knowledge graph and its centrality after ingest, as the worker "
+        "does after each write (build_graph, graph_centrality); off: the graph stays empty, as without a worker.",
+    )
 
     reranker: RerankerName = "none"
     reranker_url: str | None = None

@@ -110,6 +110,24 @@ async def ensure_rail2(services: Services, vault_id) -> None:
     await fill(services, vault_id=vault_id)
 
 
+async def ensure_graph(services: Services, vault_id) -> None:
+    """The vault's knowledge graph and its centrality (when ``settings.bench_graph``): the worker's
+    ``build_graph`` job runs after each write and ``graph_centrality`` within 10 minutes; a benchmark writing
+    without a worker does both itself, for every block at once (not timed as ingest)."""
+    if not services.settings.bench_graph:
+        return
+    from app.background.centrality import GraphCentrality
+    from app.write.graph import GraphBuild
+
+    rows = await services.db.fetchall("SELECT id FROM memvault.block WHERE vault_id = %s ORDER BY id", (vault_id,),
+                                      vault_id=vault_id)
+    ids = [r["id"] for r in rows]
+    build = GraphBuild(services)
+    for i in range(0, len(ids), 1000):
+        await build.run(vault_id, ids[i:i + 1000])
+    await GraphCentrality(services.db).score_due(vault_id)
+
+
 async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[Session], *, close: bool,
                           stats: IngestStats) -> dict[str, tuple[int, ...]]:
     """Every session through the write track (append turns; close it when asked), in date order.
@@ -134,6 +152,7 @@ async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[S
     stats.seconds += time.perf_counter() - t0
     await ensure_ann_index(services, vault.id)  # what the worker would do within a minute (not timed)
     await ensure_rail2(services, vault.id)
+    await ensure_graph(services, vault.id)
     return turn_ids
 
 

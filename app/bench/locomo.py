@@ -62,7 +62,7 @@ def ks_for(depth: int) -> tuple[int, ...]:
 
 def handler(args: argparse.Namespace) -> int:
     from app.bench.data import load_locomo
-    from app.bench.runtime import rail2_note, run_bench, write_json
+    from app.bench.runtime import conditions_note, run_bench, write_json
 
     conversations = load_locomo(args.path, args.limit)
 
@@ -71,7 +71,7 @@ def handler(args: argparse.Namespace) -> int:
                                 close_sessions=args.close_sessions, depth=args.depth)
 
     result = run_bench(core)
-    print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}{rail2_note()}"))
+    print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}{conditions_note()}"))
     write_json(args.json_path, {k: result[k] for k in (*KEYS, "ks", *(f"recall@{k}" for k in result["ks"]))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})

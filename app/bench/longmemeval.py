@@ -61,7 +61,7 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     from app.bench.data import load_longmemeval, per_type
-    from app.bench.runtime import rail2_note, run_bench, write_json
+    from app.bench.runtime import conditions_note, run_bench, write_json
 
     questions = load_longmemeval(args.path, args.limit)
     if args.per_type:
@@ -77,7 +77,7 @@ def handler(args: argparse.Namespace) -> int:
 
     result = run_bench(core)
     where = f" · one vault: {args.shared_vault} ({result['vault_blocks']} memories)" if args.shared_vault else ""
-    title = f"LongMemEval {args.path.name} · pipeline {args.pipeline}{where}{rail2_note()}"
+    title = f"LongMemEval {args.path.name} · pipeline {args.pipeline}{where}{conditions_note()}"
     print(format_table(result, title=title))
     write_json(args.json_path, {k: result[k] for k in KEYS})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,

@@ -145,7 +145,9 @@ def progress(total: int, desc: str, unit: str = "it"):
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
 
 
-def rail2_note() -> str:
-    """The table title's note of the second dense rail's model (app/read/rail2.py), when one is configured."""
-    model = get_settings().rail2_embedder
-    return f" · second rail: {model}" if model != "none" else ""
+def conditions_note() -> str:
+    """The table title's note of what differs from the defaults: the second dense rail's model
+    (app/read/rail2.py), a graph built by the benchmark (``bench_graph``)."""
+    settings = get_settings()
+    note = f" · second rail: {settings.rail2_embedder}" if settings.rail2_embedder != "none" else ""
+    return note + (" · graph built (bench_graph)" if settings.bench_graph else "")

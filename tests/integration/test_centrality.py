@@ -122,3 +122,21 @@ async def test_the_worker_job_and_the_command(services, vault, db_url, monkeypat
     finally:
         get_settings.cache_clear()
     assert "no graph changed since it was last scored" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("on", [False, True])
+async def test_benchmarks_build_the_graph_only_when_asked(services, vault, on) -> None:
+    """``bench_graph``: a benchmark's ingest also does what the worker's build_graph and graph_centrality jobs
+    would; off, the graph stays empty (no worker runs during a benchmark)."""
+    from app.bench.data import Session, Turn
+    from app.bench.harness import IngestStats, ingest_sessions
+
+    services.settings = services.settings.model_copy(update={"bench_graph": on})
+    sessions = [Session(id="s1", date=datetime(2026, 3, 1, tzinfo=UTC),
+                        turns=tuple(Turn(role="user", content=t) for t in FACTS))]
+    await ingest_sessions(services, vault, sessions, close=False, stats=IngestStats())
+    triples = await services.db.fetchone("SELECT count(*) AS n FROM memvault.triple WHERE vault_id = %s",
+                                         (vault.id,), vault_id=vault.id)
+    scored = await services.db.fetchone("SELECT count(*) AS n FROM memvault.graph_centrality_state "
+                                        "WHERE vault_id = %s", (vault.id,), vault_id=vault.id)
+    assert (triples["n"] > 0, scored["n"]) == ((True, 1) if on else (False, 0))
