@@ -1,4 +1,5 @@
-"""GraphCentrality: the graph centrality that PPRBoost (scoring stage 7, ``x (1 + 0.3 x ppr_score)``) reads.
+"""GraphCentrality: the graph centrality that PPRBoost (scoring stage 7, ``x (1 + w x ppr_score)``, w 0.1 by
+default: ``ScoringConfig.ppr_w``) reads.
 
 Seed 000 gives stage 7 "bonus points for being cited on the knowledge network" (HippoRAG), and seed 004's dream
 loop gathers "PPR centrality". For each vault whose graph changed, PageRank runs over its entities (each valid
