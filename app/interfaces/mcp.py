@@ -97,6 +97,8 @@ class McpServer:
         method, params, msg_id = message["method"], message.get("params") or {}, message.get("id")
         if "id" not in message:  # a notification (initialized, cancelled...): nothing to answer
             return None
+        if not isinstance(params, dict):
+            return _error(msg_id, INVALID_PARAMS, "params must be an object")
         if method == "initialize":
             return _result(msg_id, self._initialize(params))
         if method == "ping":

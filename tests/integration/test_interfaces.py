@@ -64,6 +64,8 @@ async def test_mcp_protocol_errors(services, vault) -> None:
     assert no_tool["error"]["code"] == INVALID_PARAMS and "recall, remember, append_turns" in no_tool["error"]["message"]
     bad = await server.handle({"id": 3, "method": "ping"})
     assert bad["id"] == 3 and bad["error"]["code"] == INVALID_REQUEST
+    listed = await server.handle({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": ["recall"]})
+    assert listed["error"] == {"code": INVALID_PARAMS, "message": "params must be an object"}
     batch = await server.handle([{"jsonrpc": "2.0", "id": 4, "method": "ping"},
                                  {"jsonrpc": "2.0", "method": "notifications/initialized"}])
     assert batch == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
