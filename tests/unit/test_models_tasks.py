@@ -510,3 +510,17 @@ def test_heuristic_triples_keep_named_and_contracted_subjects() -> None:
     got = {(t.subject, t.predicate, t.object) for text in ("Bob's a teacher.", "Thanks, Alice is a doctor.")
            for t in extract_triples_heuristic(ExtractTriplesInput(text=text)).triples}
     assert got == {("Bob", "is_a", "teacher"), ("Alice", "is_a", "doctor")}
+
+
+def test_units_cut_a_token_that_holds_many_words() -> None:
+    """A CSV header has no spaces but dozens of words (LongMemEval has one): session close cut it at spaces only,
+    so a 40-word 'unit' failed its own validation and the close failed. Every unit keeps within the limit."""
+    header = ",".join(f"{name}\\_{suffix}" for name in ("sales", "unique\\_buyers", "total\\_transactions",
+                                                         "avg\\_sale") for suffix in ("usd", "MoM", "YoY"))
+    from app.models.tasks.extract_atomic_units import TurnIn
+    from app.models.tasks.text import word_count
+
+    units = extract_units_heuristic(ExtractUnitsInput(turns=[TurnIn(
+        role="user", content=f"Here is my sales table for the shop: Month,{header} from March.")])).units
+    assert units and all(word_count(u.text) <= 15 for u in units)
+    assert "".join(u.text for u in units).count("YoY") == 4  # cut, not dropped

@@ -20,6 +20,7 @@ from app.models.tasks.text import (
     content_terms,
     has_any,
     is_cjk,
+    latin_word_starts,
     latin_words,
     split_sentences,
     stem,
@@ -220,7 +221,7 @@ def compress(sentence: str) -> list[str]:
             step = MAX_WORDS * 2
             out += [clause[i : i + step] for i in range(0, len(clause), step)]
             continue
-        words = [w for w in clause.split() if w.lower().strip(",.") not in _DROPPABLE]
+        words = [part for w in clause.split() if w.lower().strip(",.") not in _DROPPABLE for part in _cut_token(w)]
         piece: list[str] = []
         for w in words:  # word_count also splits "140°F/60°C": fill each piece by its count, not by spaces
             if piece and word_count(" ".join([*piece, w])) > MAX_WORDS:
@@ -230,6 +231,15 @@ def compress(sentence: str) -> list[str]:
         if piece:
             out.append(" ".join(piece).strip(" ,"))
     return [u for u in out if u]
+
+
+def _cut_token(token: str) -> list[str]:
+    """A token without spaces that holds more than MAX_WORDS words (a CSV header "Month,sales_usd,..."), cut
+    before every MAX_WORDS-th of them; any other token whole."""
+    if word_count(token) <= MAX_WORDS:
+        return [token]
+    cuts = latin_word_starts(token)[MAX_WORDS::MAX_WORDS]
+    return [token[a:b] for a, b in zip([0, *cuts], [*cuts, len(token)], strict=True) if token[a:b].strip(" ,")]
 
 
 def _key(text: str) -> str:

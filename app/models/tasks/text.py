@@ -120,6 +120,11 @@ def latin_words(text: str) -> list[str]:
     return [w.lower().replace("’", "'") for w in _LATIN_WORD.findall(text)]
 
 
+def latin_word_starts(text: str) -> list[int]:
+    """Where each of ``latin_words(text)`` starts in ``text``."""
+    return [m.start() for m in _LATIN_WORD.finditer(text)]
+
+
 def stem(word: str) -> str:
     """A light English stemmer: enough to match plurals and tenses in overlap measures."""
     w = word.lower().strip("'")
