@@ -53,6 +53,11 @@ class InvalidInput(MemvaultError):
     status = 422
 
 
+def field_problems(exc: Exception, whole: str = "arguments") -> str:
+    """A pydantic ``ValidationError`` as "field: what is wrong; ..." (``whole`` names an error without a field)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or whole}: {e['msg']}" for e in exc.errors())  # type: ignore[attr-defined]
+
+
 class PayloadTooLarge(MemvaultError):
     status = 413
 

@@ -10,6 +10,7 @@ from app.services import Services, database_url
 from app.settings import get_settings
 
 log = logging.getLogger("memvault")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
@@ -29,7 +30,7 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True) -> i
 
     from app.api.app import create_app
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     settings = get_settings()
     url = database_url(settings)
     await asyncio.to_thread(upgrade, url)
@@ -53,7 +54,7 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True) -> i
 
 
 async def run_worker(*, concurrency: int | None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     settings = get_settings()
     url = database_url(settings)
     services = await Services.start(settings, url=url)

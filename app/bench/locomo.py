@@ -123,7 +123,7 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
                         continue  # evidence ids that name no turn of the conversation
                     for p in order:
                         hits, ms = await timed_recall(retrievers[p], vault, qa.question, as_of=as_of,
-                                                      n=max(depth, *ks))
+                                                      n=depth)
                         memories = await memories_for(services, vault, hits)
                         details[p].append({
                             "conversation": conv.id, "question": qa.question, "category": qa.category,

@@ -28,12 +28,12 @@ def _mcp(args: argparse.Namespace) -> int:
     import sys
 
     from app.interfaces.mcp import McpServer, serve_stdio
+    from app.runner import LOG_FORMAT
     from app.services import Services
     from app.vaults import get_or_create_vault
 
     protocol_in, protocol_out = sys.stdin.buffer, sys.stdout
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
 
     def write_line(text: str) -> None:
         protocol_out.write(text + "\n")

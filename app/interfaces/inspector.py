@@ -21,7 +21,7 @@ from litestar import Controller, Response, get
 from litestar.enums import MediaType
 from pydantic import ValidationError
 
-from app.errors import InvalidInput, MemvaultError
+from app.errors import InvalidInput, MemvaultError, field_problems
 from app.read.api import RecallIn
 from app.services import Services
 from app.vaults import Vault, get_vault, list_vaults
@@ -165,7 +165,7 @@ async def _recall_section(services: Services, vault: Vault, q: str, thinking: st
         args = RecallIn(query=q, thinking=thinking or None, as_of=_when(as_of, "as_of"),
                         known_at=_when(known_at, "known_at"))
     except ValidationError as exc:
-        raise InvalidInput("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from exc
+        raise InvalidInput(field_problems(exc)) from exc
     result = await recall(services, vault, args.query, RecallOptions(
         format="cards", as_of=args.as_of, known_at=args.known_at, thinking=args.thinking, writeback=False,
         use_prefetch=False))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.errors import MemvaultError
+from app.errors import InvalidInput, MemvaultError, field_problems
 from app.read.api import RecallIn
 from app.write.schemas import MemoryIn, TurnsIn
 
@@ -85,7 +85,6 @@ class McpServer:
     def __init__(self, services: Services, default_vault: str | None) -> None:
         self.services = services
         self.default_vault = default_vault
-        self.client: dict[str, Any] = {}
 
     async def handle(self, message: Any) -> dict[str, Any] | list[dict[str, Any]] | None:
         if isinstance(message, list):  # a JSON-RPC batch (protocol 2025-03-26)
@@ -116,7 +115,6 @@ class McpServer:
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         from importlib.metadata import version
 
-        self.client = params.get("clientInfo") or {}
         asked = params.get("protocolVersion")
         return {
             "protocolVersion": asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
@@ -132,14 +130,12 @@ class McpServer:
             args = tool.args.model_validate(arguments)
             text = await getattr(self, f"_{tool.name}")(args)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
-            return _tool_error(f"invalid arguments for {tool.name}: {problems}")
+            return _tool_error(f"invalid arguments for {tool.name}: {field_problems(exc)}")
         except MemvaultError as exc:  # the caller's to fix (unknown vault, bad input): say what, as the API does
             return _tool_error(str(exc))
         return {"content": [{"type": "text", "text": text}], "isError": False}
 
     async def _vault(self, name: str | None):
-        from app.errors import InvalidInput
         from app.vaults import get_vault
 
         if not (name or self.default_vault):

@@ -24,13 +24,6 @@ if TYPE_CHECKING:
     from app.vaults import Vault
 
 
-def personalized_pagerank(edges: list[tuple[int, int, float]], seeds: dict[int, float], *, damping: float = 0.85,
-                          iterations: int = 50, tol: float = 1e-8) -> dict[int, float]:
-    """PPR from the seed entities (``app.pagerank.pagerank``, the same computation the background's graph
-    centrality runs with uniform seeds)."""
-    return pagerank(edges, seeds, damping=damping, iterations=iterations, tol=tol)
-
-
 class CascadeRecall:
     def __init__(self, services: Services, config: ReadConfig | None = None) -> None:
         self.services = services
@@ -63,7 +56,7 @@ class CascadeRecall:
             events.append({"stage": "cascade", "mode": "LOCAL", "event": "empty_neighbourhood",
                            "seeds": len(seeds)})
             return []
-        ppr = personalized_pagerank([(e["subject_id"], e["object_id"], float(e["confidence"] or 1.0)) for e in edges],
+        ppr = pagerank([(e["subject_id"], e["object_id"], float(e["confidence"] or 1.0)) for e in edges],
                                     seeds, damping=cfg.ppr_damping)
         mass: dict[int, float] = defaultdict(float)
         for e in edges:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from app.read.cascade import personalized_pagerank
+from app.pagerank import pagerank
 from app.read.classify import keyword_distribution
 from app.read.config import PROFILES, SEMANTIC_SCALE, GateConfig, LayerPlan, RerankBlend, RetrievalMode
 from app.read.formatter import OutputFormatter, count_tokens, render
@@ -61,10 +61,10 @@ def test_intent_profiles_follow_the_seed() -> None:
 
 def test_personalized_pagerank() -> None:
     edges = [(1, 2, 1.0), (2, 3, 1.0), (3, 4, 1.0), (10, 11, 1.0)]
-    r = personalized_pagerank(edges, {1: 1.0}, damping=0.85)
+    r = pagerank(edges, {1: 1.0}, damping=0.85)
     assert math.isclose(sum(r.values()), 1.0, rel_tol=1e-6)
     assert r[2] > r[3] > r[4] and r[1] > r[3] and r[10] == 0.0 and r[11] == 0.0
-    assert personalized_pagerank([], {}) == {}
+    assert pagerank([], {}) == {}
 
 
 def test_personalized_router_formula_and_bypass() -> None:
