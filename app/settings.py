@@ -55,6 +55,11 @@ class Settings(BaseSettings):
         description="A second embedding model for a third RRF rail (app/read/rail2.py): the worker embeds each block "
         "with it after the write, recall embeds the query with it too. 'none' (default): two rails.",
     )
+    bench_db: str = Field(
+        default="memvault_bench",
+        description="The benchmarks' own database on the configured server (created and migrated if missing); "
+        "two checkouts with different migrations benchmark side by side with a database each.",
+    )
     bench_graph: bool = Field(
         default=False,
         description="Benchmarks build each vault's knowledge graph and its centrality after ingest, as the worker "

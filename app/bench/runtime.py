@@ -1,4 +1,5 @@
-"""How the benchmarks reach a database: their own, ``memvault_bench``, on the configured server.
+"""How the benchmarks reach a database: their own (``MEMVAULT_BENCH_DB``, ``memvault_bench`` by default), on the
+configured server.
 
 The server is the one the service uses (``MEMVAULT_DATABASE_URL``, or the embedded cluster, started if
 needed); the benchmark database beside it is created if missing and migrated to head, and ``Services.start``
@@ -23,7 +24,6 @@ from app.services import Services
 from app.settings import Settings, get_settings
 from app.vaults import Vault, create_vault, drop_vault
 
-BENCH_DB = "memvault_bench"
 EVAL_DIR = Path(app.__file__).resolve().parents[1].parent / "shared" / "eval"
 
 T = TypeVar("T")
@@ -34,14 +34,16 @@ def with_database(url: str, dbname: str) -> str:
     return urlunsplit(parts._replace(path=f"/{dbname}"))
 
 
-def ensure_bench_database(settings: Settings, dbname: str = BENCH_DB) -> str:
-    """The benchmark database's URL: created on the configured server if missing, migrated to head."""
+def ensure_bench_database(settings: Settings, dbname: str | None = None) -> str:
+    """The benchmark database's URL (``settings.bench_db`` by default): created on the configured server if
+    missing, migrated to head."""
     import psycopg
     from psycopg import sql
 
     from app.db.migrate import upgrade
     from app.services import database_url
 
+    dbname = dbname or settings.bench_db
     base = database_url(settings)
     url = with_database(base, dbname)
     try:  # the benchmark database itself, else the server's maintenance database
