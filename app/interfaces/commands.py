@@ -9,8 +9,11 @@ from app.interfaces.hooks import EVENTS
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="serve the Model Context Protocol on stdio (tools: recall, remember, append_turns)")
+    p = sub.add_parser("mcp", help="serve the Model Context Protocol on stdio, or streamable HTTP with --http "
+                                   "(tools: recall, remember, append_turns, forget, feedback)")
     p.add_argument("--vault", metavar="NAME", help="the tools' default vault; created if it does not exist")
+    p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 (endpoint /mcp) instead of stdio")
+    p.add_argument("--port", type=int, default=8421, help="port for --http (default 8421; 0: any free port)")
     p.set_defaults(func=_mcp)
 
     p = sub.add_parser("hook", help="a Claude Code hook: reads the event's JSON on stdin (see the README)")
@@ -27,33 +30,43 @@ def _mcp(args: argparse.Namespace) -> int:
     import logging
     import sys
 
-    from app.interfaces.mcp import McpServer, serve_stdio
+    from app.interfaces import mcp
     from app.runner import LOG_FORMAT
     from app.services import Services
     from app.vaults import get_or_create_vault
 
-    protocol_in, protocol_out = sys.stdin.buffer, sys.stdout
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
-
-    def write_line(text: str) -> None:
-        protocol_out.write(text + "\n")
-        protocol_out.flush()
+    log = logging.getLogger("app.interfaces.mcp")
 
     async def main() -> int:
-        services = await Services.start()
+        # stdout carries the protocol only: what is printed while starting (provisioning, a library) goes to
+        # stderr; while serving, the SDK's stdio transport points fd 1 at stderr itself.
+        with contextlib.redirect_stdout(sys.stderr):
+            services = await Services.start()
         try:
             if args.vault:
                 await get_or_create_vault(services.db, args.vault)
-            logging.getLogger("app.interfaces.mcp").info("memvault mcp: ready (default vault %s)", args.vault)
-            await serve_stdio(McpServer(services, args.vault),
-                              lambda: asyncio.to_thread(protocol_in.readline), write_line)
+            if not args.http:
+                log.info("memvault mcp: ready on stdio (default vault %s)", args.vault)
+                await mcp.serve_stdio(services, args.vault)
+                return 0
+            import uvicorn
+
+            config = uvicorn.Config(mcp.http_app(services, args.vault), host="127.0.0.1", port=args.port,
+                                    log_level="warning")
+            server = uvicorn.Server(config)
+            task = asyncio.create_task(server.serve())
+            while not server.started and not task.done():
+                await asyncio.sleep(0.05)
+            if server.started:
+                port = server.servers[0].sockets[0].getsockname()[1]
+                log.info("memvault mcp: ready on http://127.0.0.1:%d/mcp (default vault %s)", port, args.vault)
+            await task
+            return 0
         finally:
             await services.close()
-        return 0
 
-    # stdout carries the protocol only: anything else printed on the way (provisioning, a library) goes to stderr.
-    with contextlib.redirect_stdout(sys.stderr):
-        return asyncio.run(main())
+    return asyncio.run(main())
 
 
 def _hook(args: argparse.Namespace) -> int:

@@ -3,6 +3,10 @@
 Each hook reads the event's JSON object on stdin (``session_id``, ``transcript_path``, ``prompt``...) and is wired in
 ``.claude/settings.json`` (see the README). The conversation's turns go into the vault as one session per Claude
 Code session:
+- ``session-start`` (SessionStart: ``source`` startup, resume, clear or compact; ``cwd``): what the vault holds
+  about the project in ``cwd`` (its decisions, preferences, constraints, open questions), recalled and handed to
+  the model as context for the session's first prompt (``hookSpecificOutput.additionalContext``). Nothing is
+  written.
 - ``user-prompt-submit``: recall for the prompt first, and hand what was found to the model as additional context
   (``hookSpecificOutput.additionalContext``); then record the prompt as a user turn.
 - ``stop``: record the assistant's answer (its text, from the transcript) as an assistant turn.
@@ -26,8 +30,12 @@ if TYPE_CHECKING:
     from app.services import Services
     from app.vaults import Vault
 
-EVENTS = ("user-prompt-submit", "stop", "session-end")
+EVENTS = ("session-start", "user-prompt-submit", "stop", "session-end")
 CONTEXT_HEADER = "Relevant long-term memories (memvault, vault {vault}); use them if they bear on the request:"
+START_HEADER = ("Long-term memories about this project (memvault, vault {vault}): decisions, preferences and open "
+                "questions from earlier sessions; use them if they bear on the work:")
+# What a session start asks the vault: no prompt exists yet, so the question is about the project itself.
+START_QUERY = "{project}: decisions, preferences, constraints, open questions and action items"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +44,8 @@ class HookInput:
     prompt: str | None
     transcript_path: str | None
     last_assistant_message: str | None
+    source: str | None = None  # SessionStart: startup, resume, clear, compact
+    cwd: str | None = None
 
     @classmethod
     def parse(cls, raw: str) -> HookInput:
@@ -47,7 +57,8 @@ class HookInput:
             raise InvalidInput("hook input has no session_id", hint="Claude Code passes the event on stdin")
         return cls(session_id=data["session_id"], prompt=_text(data.get("prompt")),
                    transcript_path=_text(data.get("transcript_path")),
-                   last_assistant_message=_text(data.get("last_assistant_message")))
+                   last_assistant_message=_text(data.get("last_assistant_message")),
+                   source=_text(data.get("source")), cwd=_text(data.get("cwd")))
 
 
 def _text(value: Any) -> str | None:
@@ -60,6 +71,14 @@ async def run_hook(services: Services, vault: Vault, event: str, data: HookInput
 
     sessions = SessionTrack(services)
     now = datetime.now(UTC)
+    if event == "session-start":
+        project = Path(data.cwd).name if data.cwd else "this project"
+        context = await _recall_context(services, vault, START_QUERY.format(project=project or "this project"),
+                                        token_budget, header=START_HEADER)
+        if context is None:
+            return None
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
+                          ensure_ascii=False)
     if event == "user-prompt-submit":
         if data.prompt is None:
             return None
@@ -81,13 +100,14 @@ async def run_hook(services: Services, vault: Vault, event: str, data: HookInput
     raise InvalidInput(f"unknown hook event {event!r}", hint="one of " + ", ".join(EVENTS))
 
 
-async def _recall_context(services: Services, vault: Vault, prompt: str, token_budget: int) -> str | None:
+async def _recall_context(services: Services, vault: Vault, prompt: str, token_budget: int, *,
+                          header: str = CONTEXT_HEADER) -> str | None:
     from app.read.config import RecallOptions
     from app.read.recall import recall
 
     result = await recall(services, vault, prompt, RecallOptions(format="text", token_budget=token_budget))
     text = result.render()["text"]
-    return f"{CONTEXT_HEADER.format(vault=vault.name)}\n{text}" if text else None
+    return f"{header.format(vault=vault.name)}\n{text}" if text else None
 
 
 def last_answer(transcript: Path) -> str | None:

@@ -1,42 +1,48 @@
-"""``memvault mcp``: a Model Context Protocol server on stdio, so an agent (Claude Desktop, Claude Code, any MCP
-client) can remember and recall through the same write and read tracks the REST API serves.
+"""``memvault mcp``: a Model Context Protocol server on the official SDK (the ``mcp`` package's low-level
+``Server``), so an agent (Claude Desktop, Claude Code, any MCP client) can remember and recall through the same
+write and read tracks the REST API serves.
 
-Transport: newline-delimited JSON-RPC 2.0 on stdin / stdout (the MCP stdio transport). Everything else the
-process prints goes to stderr, so a log line can never corrupt the protocol. Requests are answered one at a time.
+Transports: stdio (``memvault mcp``; stdout carries the protocol only, logs go to stderr) and streamable HTTP
+(``memvault mcp --http``, on loopback). The SDK does the protocol: framing, version negotiation, sessions,
+JSON-RPC errors. This module only declares the tools and runs them.
 
-Tools (arguments validated by the REST API's own Pydantic models, plus ``vault``, which defaults to the server's
-``--vault``):
-- ``recall``: ``recall(query)`` in the text format by default (json and cards too); the read track's one entry
-  point, with the same budget, times and thinking override as ``POST /v1/vaults/{vault}/recall``.
-- ``remember``: one memory through the write track; the answer names its decision (CREATE, MERGE, SUPERSEDE,
-  SKIP, REJECT) and why.
-- ``append_turns``: conversation turns of a session, archived and written as memories.
+Tools, each validated by the REST API's own Pydantic model (plus ``vault``, which defaults to the server's
+``--vault``); the low-level server is used rather than ``MCPServer``'s decorators so the input schema *is* the
+REST model's JSON schema, not one inferred again from a Python signature:
+- ``recall``: the read track's one entry point (``RecallIn``), text format by default.
+- ``remember``: one memory through the write track (``MemoryIn``); the answer names the decision and why.
+- ``append_turns``: conversation turns of a session (``TurnsIn``), archived and written as memories.
+- ``forget``: retract a memory (it stops being recalled; its record and history stay).
+- ``feedback``: '+' or '-' on a memory (``FeedbackIn``), which recall's FeedbackBoost and pruning read.
 
 A tool that fails on its input (a missing vault, an empty query, a field out of range) answers with ``isError``
-and a message that says what to fix, which the model can act on; an unknown tool or method is a JSON-RPC error.
+and a message that says what to fix, which the model can act on. An unknown tool is the SDK's protocol error.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+import mcp.types as types
+from mcp.server import Server, ServerRequestContext
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.errors import InvalidInput, MemvaultError, field_problems
 from app.read.api import RecallIn
-from app.write.schemas import MemoryIn, TurnsIn
+from app.write.schemas import FeedbackIn, MemoryIn, TurnsIn
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
     from app.services import Services
+    from app.vaults import Vault
 
 log = logging.getLogger(__name__)
-
-# Newest first: the client's version when we speak it, else the newest.
-PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 VAULT = Field(default=None, description="Vault name; default: the server's --vault.")
 
 
@@ -54,88 +60,80 @@ class AppendTurnsArgs(TurnsIn):
     session_id: str = Field(min_length=1, max_length=200, description="The conversation these turns belong to.")
 
 
-class Tool(BaseModel):
-    name: str
-    description: str
-    args: type[BaseModel]
+class ForgetArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
-    def listing(self) -> dict[str, Any]:
+    vault: str | None = VAULT
+    memory_id: int = Field(ge=1, description="The memory's id (recall's cards and remember's answer carry it).")
+
+
+class FeedbackArgs(FeedbackIn):
+    vault: str | None = VAULT
+    memory_id: int = Field(ge=1, description="The memory's id (recall's cards carry it).")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    args: type[BaseModel]
+    description: str
+    read_only: bool = False
+
+    def listing(self) -> types.Tool:
         schema = self.args.model_json_schema()
         schema.pop("title", None)
-        return {"name": self.name, "description": self.description, "inputSchema": schema}
+        return types.Tool(name=self.name, description=self.description, input_schema=schema,
+                          annotations=types.ToolAnnotations(read_only_hint=self.read_only))
 
 
 TOOLS = {t.name: t for t in (
-    Tool(name="recall", args=RecallArgs,
-         description="Recall long-term memories relevant to a question or task: the few memories that matter, "
-                     "ranked and packed within a token budget (as_of / known_at ask about the past)."),
-    Tool(name="remember", args=RememberArgs,
-         description="Store one memory (a fact, decision, preference...). It is checked for injection, "
-                     "deduplicated against what is known (CREATE / MERGE / SUPERSEDE / SKIP) and kept with its "
-                     "history; the answer says what happened and why."),
-    Tool(name="append_turns", args=AppendTurnsArgs,
-         description="Record conversation turns of a session (role + content): archived as said and written as "
-                     "memories, so later recalls can find them."),
+    ToolSpec("recall", RecallArgs, read_only=True,
+             description="Recall long-term memories relevant to a question or task: the few memories that "
+                         "matter, ranked and packed within a token budget (as_of / known_at ask about the past)."),
+    ToolSpec("remember", RememberArgs,
+             description="Store one memory (a fact, decision, preference...). It is checked for injection, "
+                         "deduplicated against what is known (CREATE / MERGE / SUPERSEDE / SKIP) and kept with its "
+                         "history; the answer says what happened and why."),
+    ToolSpec("append_turns", AppendTurnsArgs,
+             description="Record conversation turns of a session (role + content): archived as said and written "
+                         "as memories, so later recalls can find them."),
+    ToolSpec("forget", ForgetArgs,
+             description="Forget a memory by id: it is no longer recalled (its record and history stay, so what "
+                         "the vault believed before can still be asked with known_at)."),
+    ToolSpec("feedback", FeedbackArgs,
+             description="Tell the vault whether a recalled memory helped ('+') or not ('-'); recall ranks it "
+                         "accordingly and the background track prunes what keeps failing."),
 )}
 
 
-class McpServer:
-    """One MCP session over already started services; ``handle`` answers one decoded JSON-RPC message."""
+class MemvaultTools:
+    """The tools over already started services, independent of any transport.
 
-    def __init__(self, services: Services, default_vault: str | None) -> None:
+    ``principal`` is what the caller's API key may do (sec-access's ``authenticate``); None on a server started
+    without keys. Every call goes through ``call``, the one place a check belongs.
+    """
+
+    def __init__(self, services: Services, default_vault: str | None, principal: Any = None) -> None:
         self.services = services
         self.default_vault = default_vault
+        self.principal = principal
 
-    async def handle(self, message: Any) -> dict[str, Any] | list[dict[str, Any]] | None:
-        if isinstance(message, list):  # a JSON-RPC batch (protocol 2025-03-26)
-            answers = [a for m in message if (a := await self.handle(m)) is not None]
-            return answers or None
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
-            return _error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
-                          "not a JSON-RPC 2.0 request: an object with jsonrpc '2.0' and a method is expected")
-        method, params, msg_id = message["method"], message.get("params") or {}, message.get("id")
-        if "id" not in message:  # a notification (initialized, cancelled...): nothing to answer
-            return None
-        if not isinstance(params, dict):
-            return _error(msg_id, INVALID_PARAMS, "params must be an object")
-        if method == "initialize":
-            return _result(msg_id, self._initialize(params))
-        if method == "ping":
-            return _result(msg_id, {})
-        if method == "tools/list":
-            return _result(msg_id, {"tools": [t.listing() for t in TOOLS.values()]})
-        if method == "tools/call":
-            tool = TOOLS.get(params.get("name"))
-            if tool is None:
-                return _error(msg_id, INVALID_PARAMS, f"unknown tool {params.get('name')!r}; the tools are "
-                                                      + ", ".join(TOOLS))
-            return _result(msg_id, await self._call(tool, params.get("arguments") or {}))
-        return _error(msg_id, METHOD_NOT_FOUND, f"method {method!r} is not supported (tools only)")
-
-    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        from importlib.metadata import version
-
-        asked = params.get("protocolVersion")
-        return {
-            "protocolVersion": asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "memvault", "version": version("memvault")},
-            "instructions": "Long-term memory. Call recall before answering anything that may depend on what the "
-                            "user said or decided before; call remember for facts, decisions and preferences worth "
-                            f"keeping. Default vault: {self.default_vault or '(none: pass vault)'}.",
-        }
-
-    async def _call(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        spec = TOOLS.get(name)
+        if spec is None:
+            return _tool_error(f"unknown tool {name!r}; the tools are " + ", ".join(TOOLS))
         try:
-            args = tool.args.model_validate(arguments)
-            text = await getattr(self, f"_{tool.name}")(args)
+            args = spec.args.model_validate(arguments)
+            text = await getattr(self, f"_{name}")(args)
         except ValidationError as exc:
-            return _tool_error(f"invalid arguments for {tool.name}: {field_problems(exc)}")
-        except MemvaultError as exc:  # the caller's to fix (unknown vault, bad input): say what, as the API does
+            return _tool_error(f"invalid arguments for {name}: {field_problems(exc)}")
+        except MemvaultError as exc:
+            if exc.status >= 500:  # ours, not the caller's: logged; the model is told it failed
+                log.error("mcp tool %s failed: %s", name, exc, exc_info=exc)
             return _tool_error(str(exc))
-        return {"content": [{"type": "text", "text": text}], "isError": False}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=False)
 
-    async def _vault(self, name: str | None):
+    async def _vault(self, name: str | None) -> Vault:
         from app.vaults import get_vault
 
         if not (name or self.default_vault):
@@ -175,6 +173,19 @@ class McpServer:
         lines += [_decision_line(r.as_dict()) for r in result.chunks]
         return "\n".join(lines)
 
+    async def _forget(self, a: ForgetArgs) -> str:
+        from app.write.memories import retract_memory
+
+        await retract_memory(self.services, await self._vault(a.vault), a.memory_id)
+        return f"memory {a.memory_id} forgotten (no longer recalled; its history stays)"
+
+    async def _feedback(self, a: FeedbackArgs) -> str:
+        from app.write.memories import feedback_memory
+
+        row = await feedback_memory(self.services, await self._vault(a.vault), a.memory_id, a.value, actor="mcp",
+                                    note=a.note)
+        return f"memory {a.memory_id}: feedback {row['feedback_up']} up, {row['feedback_down']} down"
+
 
 def _decision_line(r: dict[str, Any]) -> str:
     block = f" as memory {r['block_id']}" if r.get("block_id") is not None else ""
@@ -182,34 +193,58 @@ def _decision_line(r: dict[str, Any]) -> str:
     return f"{r['decision']}{block}" + (f": {why}" if why else "")
 
 
-def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+def _tool_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+def instructions(default_vault: str | None) -> str:
+    return ("Long-term memory. Call recall before answering anything that may depend on what the user said or "
+            "decided before; call remember for facts, decisions and preferences worth keeping; feedback '-' on a "
+            f"recalled memory that was wrong. Default vault: {default_vault or '(none: pass vault)'}.")
 
 
-def _tool_error(message: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": message}], "isError": True}
+def build_server(tools_for: Callable[[ServerRequestContext], Awaitable[MemvaultTools]],
+                 default_vault: str | None) -> Server:
+    """The SDK's low-level server with memvault's tools. ``tools_for(ctx)`` gives the tools of one request (on
+    HTTP, where each request may carry its own key, that is where the key is checked)."""
+    from importlib.metadata import version
+
+    async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[t.listing() for t in TOOLS.values()])
+
+    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in TOOLS:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are " + ", ".join(TOOLS))
+        tools = await tools_for(ctx)
+        return await tools.call(params.name, params.arguments or {})
+
+    return Server("memvault", version=version("memvault"), instructions=instructions(default_vault),
+                  on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve_stdio(server: McpServer, read_line, write_line) -> None:
-    """Answer messages until the input ends. ``read_line()`` returns bytes (b'' at the end); ``write_line(str)``
-    writes one message."""
-    while line := await read_line():
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except ValueError as exc:
-            write_line(json.dumps(_error(None, PARSE_ERROR, f"not JSON: {exc}")))
-            continue
-        try:
-            answer = await server.handle(message)
-        except Exception as exc:  # noqa: BLE001 - a fault of ours: answer it, log it, keep the session
-            log.exception("mcp: %s failed", message.get("method") if isinstance(message, dict) else "batch")
-            msg_id = message.get("id") if isinstance(message, dict) else None
-            answer = _error(msg_id, -32603, f"internal error: {type(exc).__name__}: {exc}")
-        if answer is not None:
-            write_line(json.dumps(answer, ensure_ascii=False, default=str))
+async def serve_stdio(services: Services, default_vault: str | None, principal: Any = None) -> None:
+    """Serve one client on stdin / stdout until it closes the input."""
+    from mcp.server.stdio import stdio_server
+
+    tools = MemvaultTools(services, default_vault, principal)
+
+    async def tools_for(_: ServerRequestContext) -> MemvaultTools:
+        return tools
+
+    server = build_server(tools_for, default_vault)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(services: Services, default_vault: str | None, *, host: str = "127.0.0.1",
+             principal: Any = None) -> Starlette:
+    """The streamable HTTP transport as an ASGI app (``/mcp``). Its lifespan runs the SDK's session manager."""
+    tools = MemvaultTools(services, default_vault, principal)
+
+    async def tools_for(_: ServerRequestContext) -> MemvaultTools:
+        return tools
+
+    return build_server(tools_for, default_vault).streamable_http_app(host=host)

@@ -35,3 +35,10 @@ async def retract_memory(services: Services, vault: Vault, block_id: int) -> Non
                            hint="it does not exist or was already deleted")
         entry = {"action": "write.retract", "actor": "api", "block_id": block_id}
         await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)", (vault.id, json.dumps([entry])))
+
+
+async def feedback_memory(services: Services, vault: Vault, block_id: int, signal: int, *, actor: str = "api",
+                          note: str | None = None) -> dict:
+    """+1 / -1 on a memory's feedback counts (memvault.block_usage), audited in the same transaction."""
+    return await services.db.fetchone("SELECT * FROM memvault.block_feedback_v1(%s, %s, %s, %s, %s)",
+                                      (vault.id, block_id, signal, actor, note), vault_id=vault.id)

@@ -114,3 +114,21 @@ class CloseOut(BaseModel):
     summary_block_id: int | None
     summary_words: int
     thread_map: dict[str, Any]
+
+
+class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"signal": "+"},
+                                                                              {"signal": "-", "note": "outdated"}]})
+
+    signal: Literal["+", "-"] = Field(description="'+': the memory helped; '-': it did not (wrong, stale, noise).")
+    note: str | None = Field(default=None, max_length=500, description="Why, for the audit log.")
+
+    @property
+    def value(self) -> int:
+        return 1 if self.signal == "+" else -1
+
+
+class FeedbackOut(BaseModel):
+    block_id: int
+    feedback_up: int
+    feedback_down: int

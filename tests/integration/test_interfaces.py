@@ -1,5 +1,5 @@
-"""The agent-facing interfaces: the MCP server (in process and as a real ``memvault mcp`` process on stdio) and the
-Claude Code hooks, over the real write and read tracks and a clone of the migrated template."""
+"""The agent-facing interfaces: the Claude Code hooks and the inspector page (MCP: test_mcp.py),
+over the real write and read tracks and a clone of the migrated template."""
 
 from __future__ import annotations
 
@@ -14,17 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.interfaces.hooks import HookInput, last_answer, run_hook
-from app.interfaces.mcp import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpServer, serve_stdio
-
-
-def _call(msg_id: int, name: str, **arguments) -> dict:
-    return {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-
-
-def _text(answer: dict) -> str:
-    [block] = answer["result"]["content"]
-    assert block["type"] == "text"
-    return block["text"]
+from app.interfaces.mcp import MemvaultTools
 
 
 async def _turns(services, vault) -> list[tuple[str, str, str]]:
@@ -33,121 +23,10 @@ async def _turns(services, vault) -> list[tuple[str, str, str]]:
     return [(r["session_id"], r["role"], r["content"]) for r in rows]
 
 
-# --- MCP ----------------------------------------------------------------------------------------------------------
-
-async def test_mcp_handshake_and_tool_listing(services, vault) -> None:
-    server = McpServer(services, vault.name)
-    init = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                "params": {"protocolVersion": "2024-11-05", "clientInfo": {"name": "t"}}})
-    assert init["result"]["protocolVersion"] == "2024-11-05"  # the client's, when we speak it
-    assert init["result"]["capabilities"] == {"tools": {"listChanged": False}}
-    assert init["result"]["serverInfo"]["name"] == "memvault"
-    newer = await server.handle({"jsonrpc": "2.0", "id": 2, "method": "initialize",
-                                 "params": {"protocolVersion": "2099-01-01"}})
-    assert newer["result"]["protocolVersion"] == "2025-06-18"  # else our newest
-    assert await server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
-    assert (await server.handle({"jsonrpc": "2.0", "id": 3, "method": "ping"}))["result"] == {}
-    tools = {t["name"]: t for t in (await server.handle({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
-             ["result"]["tools"]}
-    assert set(tools) == {"recall", "remember", "append_turns"}
-    recall_schema = tools["recall"]["inputSchema"]
-    assert recall_schema["type"] == "object" and recall_schema["required"] == ["query"]
-    assert {"vault", "as_of", "known_at", "token_budget", "thinking"} <= set(recall_schema["properties"])
-    assert tools["append_turns"]["inputSchema"]["required"] == ["turns", "session_id"]
-
-
-async def test_mcp_protocol_errors(services, vault) -> None:
-    server = McpServer(services, vault.name)
-    unknown = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "resources/list"})
-    assert unknown["error"]["code"] == METHOD_NOT_FOUND and "resources/list" in unknown["error"]["message"]
-    no_tool = await server.handle(_call(2, "forget_everything"))
-    assert no_tool["error"]["code"] == INVALID_PARAMS and "recall, remember, append_turns" in no_tool["error"]["message"]
-    bad = await server.handle({"id": 3, "method": "ping"})
-    assert bad["id"] == 3 and bad["error"]["code"] == INVALID_REQUEST
-    listed = await server.handle({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": ["recall"]})
-    assert listed["error"] == {"code": INVALID_PARAMS, "message": "params must be an object"}
-    batch = await server.handle([{"jsonrpc": "2.0", "id": 4, "method": "ping"},
-                                 {"jsonrpc": "2.0", "method": "notifications/initialized"}])
-    assert batch == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
-
-
-async def test_mcp_remember_then_recall(services, vault) -> None:
-    server = McpServer(services, vault.name)
-    first = await server.handle(_call(1, "remember", content="My dentist is Dr. Lin; her clinic is in Tainan."))
-    assert first["result"]["isError"] is False and _text(first).startswith("CREATE as memory ")
-    again = await server.handle(_call(2, "remember", content="My dentist is Dr. Lin; her clinic is in Tainan."))
-    assert _text(again).startswith("SKIP")  # the write track's Dedup, not a second copy
-    found = await server.handle(_call(3, "recall", query="Who is my dentist?"))
-    assert "Dr. Lin" in _text(found)
-    cards = json.loads(_text(await server.handle(_call(4, "recall", query="Who is my dentist?", format="json"))))
-    assert "Dr. Lin" in cards["cards"][0]["text"] and cards["meta"]["intent"]
-    past = await server.handle(_call(5, "recall", query="Who is my dentist?", known_at="2000-01-01T00:00:00Z"))
-    assert _text(past) == "(no memories found)"  # bitemporal: the vault knew nothing then
-
-
-async def test_mcp_append_turns_records_a_session(services, vault) -> None:
-    server = McpServer(services, vault.name)
-    answer = await server.handle(_call(1, "append_turns", session_id="chat-7", turns=[
-        {"role": "user", "content": "I am training for the Taipei marathon in December."},
-        {"role": "assistant", "content": "Great goal! Build your long runs up gradually."}]))
-    assert _text(answer).splitlines()[0] == "2 turns recorded in session 'chat-7'"
-    assert [t[:2] for t in await _turns(services, vault)] == [("chat-7", "user"), ("chat-7", "assistant")]
-    assert "marathon" in _text(await server.handle(_call(2, "recall", query="Which race am I training for?")))
-
-
-async def test_mcp_tool_errors_say_what_to_fix(services, vault) -> None:
-    server = McpServer(services, vault.name)
-    missing = await server.handle(_call(1, "remember", contents="typo in the field name"))
-    assert missing["result"]["isError"] is True
-    assert "content: Field required" in _text(missing) and "contents: Extra inputs" in _text(missing)
-    budget = await server.handle(_call(2, "recall", query="x", token_budget=0))
-    assert budget["result"]["isError"] and "token_budget" in _text(budget)
-    other = await server.handle(_call(3, "recall", query="x", vault="no-such-vault"))
-    assert other["result"]["isError"] and "unknown vault 'no-such-vault'" in _text(other)
-    nameless = await McpServer(services, None).handle(_call(4, "recall", query="x"))
-    assert nameless["result"]["isError"] and "--vault" in _text(nameless)
-    assert await _turns(services, vault) == []  # nothing half-written
-
-
-async def test_mcp_stdio_loop_answers_line_by_line(services, vault) -> None:
-    lines = [b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n', b"\n", b"{not json\n",
-             b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n', b""]
-    out: list[str] = []
-
-    async def read_line() -> bytes:
-        return lines.pop(0)
-
-    await serve_stdio(McpServer(services, vault.name), read_line, out.append)
-    answers = [json.loads(o) for o in out]
-    assert answers[0] == {"jsonrpc": "2.0", "id": 1, "result": {}}
-    assert answers[1]["id"] is None and answers[1]["error"]["code"] == -32700
-    assert len(answers) == 2  # the blank line and the notification get no answer
-
-
 def _cli_env(db_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
     return {**env, "MEMVAULT_DATABASE_URL": db_url, "MEMVAULT_EMBEDDER": "use", "MEMVAULT_LLM": "heuristic",
             "MEMVAULT_RERANKER": "none", "MEMVAULT_RAIL2_EMBEDDER": "none"}
-
-
-def test_mcp_server_process_speaks_only_json_rpc_on_stdout(db_url) -> None:
-    """``memvault mcp`` as an MCP client starts it: the vault is created, and stdout holds one JSON-RPC answer
-    per request and nothing else (logs go to stderr)."""
-    requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        _call(2, "remember", content="The staging database runs on port 6543."),
-        _call(3, "recall", query="Which port does the staging database use?"),
-    ]
-    proc = subprocess.run([sys.executable, "-m", "app.cli", "mcp", "--vault", "agent"], env=_cli_env(db_url),
-                          input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True,
-                          timeout=180, cwd=Path(__file__).resolve().parents[2], check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    answers = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [a["id"] for a in answers] == [1, 2, 3]
-    assert answers[0]["result"]["serverInfo"]["name"] == "memvault"
-    assert "6543" in _text(answers[2])
-    assert "ready (default vault agent)" in proc.stderr
 
 
 # --- Claude Code hooks --------------------------------------------------------------------------------------------
@@ -187,8 +66,7 @@ def test_hook_input_needs_a_session() -> None:
 
 
 async def test_hooks_recall_for_the_prompt_then_record_the_conversation(services, vault, tmp_path) -> None:
-    server = McpServer(services, vault.name)
-    await server.handle(_call(1, "remember", content="The staging database runs on port 6543."))
+    await MemvaultTools(services, vault.name).call("remember", {"content": "The staging database runs on port 6543."})
     data = HookInput("cc-1", "Which port does staging use?", None, None)
     out = await run_hook(services, vault, "user-prompt-submit", data, token_budget=500)
     context = json.loads(out)["hookSpecificOutput"]
@@ -236,6 +114,57 @@ async def test_hook_command_reads_stdin_and_answers_on_stdout(db_url, monkeypatc
         monkeypatch.setattr(sys, "stdin", io.StringIO("not json"))
         assert await asyncio.to_thread(main, ["hook", "stop", "--vault", "coding"]) == 1
         assert "hook input is not JSON" in capsys.readouterr().err
+    finally:
+        get_settings.cache_clear()
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
+
+
+def _payload(name: str, **override) -> str:
+    """A hook's stdin as Claude Code sends it (recorded shape: tests/fixtures/claude_code/)."""
+    return json.dumps({**json.loads((FIXTURES / f"{name}.json").read_text()), **override})
+
+
+async def test_recorded_payloads_through_the_hook_command(services, db_url, tmp_path, monkeypatch, capsys) -> None:
+    """A whole Claude Code session through ``memvault hook``: session-start hands the project's memories over,
+    user-prompt-submit recalls and records the prompt, stop records the answer, session-end closes."""
+    from app.cli import main
+    from app.models.registry import clear_cache
+    from app.settings import get_settings
+    from app.vaults import create_vault
+
+    coding = await create_vault(services.db, "coding")
+    tools = MemvaultTools(services, "coding")
+    await tools.call("remember", {"content": "billing-api: we decided to keep invoices in UTC, never local time."})
+    await tools.call("remember", {"content": "The staging database of billing-api runs on port 6543."})
+    for key, value in _cli_env(db_url).items():
+        if key.startswith("MEMVAULT_"):
+            monkeypatch.setenv(key, value)
+    get_settings.cache_clear()
+    clear_cache()
+
+    async def hook(event: str, stdin: str) -> str:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        assert await asyncio.to_thread(main, ["hook", event, "--vault", "coding"]) == 0
+        return capsys.readouterr().out
+
+    try:
+        start = json.loads(await hook("session-start", _payload("session_start")))["hookSpecificOutput"]
+        assert start["hookEventName"] == "SessionStart"
+        assert start["additionalContext"].startswith("Long-term memories about this project (memvault, vault coding)")
+        assert "UTC" in start["additionalContext"]
+        assert await _turns(services, coding) == []  # a session start writes nothing
+
+        prompt = json.loads(await hook("user-prompt-submit", _payload("user_prompt_submit")))["hookSpecificOutput"]
+        assert prompt["hookEventName"] == "UserPromptSubmit" and "6543" in prompt["additionalContext"]
+        session = json.loads(_payload("stop"))["session_id"]
+        assert await hook("stop", _payload("stop", transcript_path=str(_transcript(tmp_path)))) == ""
+        assert await hook("session-end", _payload("session_end")) == ""
+        assert [t[1] for t in await _turns(services, coding)] == ["user", "assistant"]
+        row = await services.db.fetchone("SELECT closed_at FROM memvault.session WHERE vault_id = %s AND id = %s",
+                                         (coding.id, session), vault_id=coding.id)
+        assert row["closed_at"] is not None
     finally:
         get_settings.cache_clear()
 

@@ -1,0 +1,161 @@
+"""The MCP server, driven by the official SDK's own client: over stdio against a real ``memvault mcp`` process, and
+over streamable HTTP against the server's ASGI app under uvicorn on a loopback port; the real write and read
+tracks on a clone of the migrated template."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from app.interfaces.mcp import MemvaultTools, http_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _text(result) -> str:
+    [block] = result.content
+    assert block.type == "text"
+    return block.text
+
+
+def cli_env(db_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    return {**env, "MEMVAULT_DATABASE_URL": db_url, "MEMVAULT_EMBEDDER": "use", "MEMVAULT_LLM": "heuristic",
+            "MEMVAULT_RERANKER": "none", "MEMVAULT_RAIL2_EMBEDDER": "none", "PYTHONPATH": str(ROOT)}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@asynccontextmanager
+async def http_session(services, vault_name: str | None):
+    """The streamable HTTP app under uvicorn on a free loopback port, and an SDK client session to it."""
+    import uvicorn
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(http_app(services, vault_name), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            assert not task.done(), "uvicorn did not start"
+            await asyncio.sleep(0.02)
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
+                ClientSession(read, write) as session:
+            yield session
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+async def test_stdio_process_remember_recall_forget(db_url) -> None:
+    """``memvault mcp`` started by the SDK's stdio client, as Claude Desktop / Claude Code start it."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "app.cli", "mcp", "--vault", "agent"],
+                                   env=cli_env(db_url), cwd=str(ROOT))
+    errlog = open(os.devnull, "w")  # noqa: SIM115 - the server's log lines
+    try:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            assert init.server_info.name == "memvault" and "Default vault: agent" in (init.instructions or "")
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(tools) == {"recall", "remember", "append_turns", "forget", "feedback"}
+            assert tools["recall"].input_schema["required"] == ["query"]
+            assert tools["recall"].annotations.read_only_hint is True
+
+            stored = await session.call_tool("remember", {"content": "The staging database runs on port 6543."})
+            assert not stored.is_error and _text(stored).startswith("CREATE as memory ")
+            memory_id = int(_text(stored).split()[3].rstrip(":"))
+            found = await session.call_tool("recall", {"query": "Which port does the staging database use?"})
+            assert "6543" in _text(found)
+            helped = await session.call_tool("feedback", {"memory_id": memory_id, "signal": "+"})
+            assert _text(helped) == f"memory {memory_id}: feedback 1 up, 0 down"
+            gone = await session.call_tool("forget", {"memory_id": memory_id})
+            assert not gone.is_error
+            after = await session.call_tool("recall", {"query": "Which port does the staging database use?"})
+            assert "6543" not in _text(after)
+            with pytest.raises(MCPError, match="unknown tool 'forget_everything'"):
+                await session.call_tool("forget_everything", {})
+    finally:
+        errlog.close()
+
+
+async def test_http_transport_append_turns_and_recall(services, vault) -> None:
+    async with http_session(services, vault.name) as session:
+        await session.initialize()
+        answer = await session.call_tool("append_turns", {"session_id": "chat-7", "turns": [
+            {"role": "user", "content": "I am training for the Taipei marathon in December."},
+            {"role": "assistant", "content": "Great goal! Build your long runs up gradually."}]})
+        assert _text(answer).splitlines()[0] == "2 turns recorded in session 'chat-7'"
+        found = await session.call_tool("recall", {"query": "Which race am I training for?", "format": "json"})
+        cards = json.loads(_text(found))
+        assert "marathon" in cards["cards"][0]["text"] and cards["meta"]["intent"]
+        past = await session.call_tool("recall", {"query": "Which race?", "known_at": "2000-01-01T00:00:00Z"})
+        assert _text(past) == "(no memories found)"  # bitemporal: the vault knew nothing then
+
+
+async def test_tool_errors_say_what_to_fix(services, vault) -> None:
+    tools = MemvaultTools(services, vault.name)
+    missing = await tools.call("remember", {"contents": "typo in the field name"})
+    assert missing.is_error
+    assert "content: Field required" in _text(missing) and "contents: Extra inputs" in _text(missing)
+    budget = await tools.call("recall", {"query": "x", "token_budget": 0})
+    assert budget.is_error and "token_budget" in _text(budget)
+    other = await tools.call("recall", {"query": "x", "vault": "no-such-vault"})
+    assert other.is_error and "unknown vault 'no-such-vault'" in _text(other)
+    nameless = await MemvaultTools(services, None).call("recall", {"query": "x"})
+    assert nameless.is_error and "--vault" in _text(nameless)
+    no_memory = await tools.call("forget", {"memory_id": 999999})
+    assert no_memory.is_error and "no current memory 999999" in _text(no_memory)
+    bad_signal = await tools.call("feedback", {"memory_id": 1, "signal": "maybe"})
+    assert bad_signal.is_error and "signal" in _text(bad_signal)
+    no_block = await tools.call("feedback", {"memory_id": 999999, "signal": "-"})
+    assert no_block.is_error and "no memory 999999" in _text(no_block)
+
+
+async def test_feedback_counts_are_audited(services, vault) -> None:
+    tools = MemvaultTools(services, vault.name)
+    stored = await tools.call("remember", {"content": "I prefer window seats on long flights."})
+    memory_id = int(_text(stored).split()[3].rstrip(":"))
+    await tools.call("feedback", {"memory_id": memory_id, "signal": "-", "note": "outdated"})
+    last = await tools.call("feedback", {"memory_id": memory_id, "signal": "-"})
+    assert _text(last).endswith("0 up, 2 down")
+    rows = await services.db.fetchall(
+        "SELECT actor, detail FROM memvault.audit_log WHERE vault_id = %s AND action = 'memory.feedback' "
+        "ORDER BY id", (vault.id,))
+    assert [(r["actor"], r["detail"]) for r in rows] == [("mcp", {"signal": -1, "note": "outdated"}),
+                                                        ("mcp", {"signal": -1})]
+
+
+async def test_http_command_serves_on_loopback(db_url) -> None:
+    """``memvault mcp --http --port 0``: the ready line names the port; the SDK's client talks to it there."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", "web", env=cli_env(db_url),
+        cwd=str(ROOT), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        url = None
+        while url is None:
+            line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode()
+            assert line, "memvault mcp --http exited before it was ready"
+            if "ready on http://127.0.0.1:" in line:
+                url = line.split("ready on ")[1].split()[0]
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            stored = await session.call_tool("remember", {"content": "Our on-call rotation changes every Monday."})
+            assert _text(stored).startswith("CREATE")
+            assert "Monday" in _text(await session.call_tool("recall", {"query": "When does on-call rotate?"}))
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
