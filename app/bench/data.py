@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,9 +73,37 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    id: str
+    id: str  # unique within its file's haystack / conversation: the vault's session id
     date: datetime
     turns: tuple[Turn, ...]
+    source_id: str | None = None  # the file's own id when it named two sessions alike (``id`` is then suffixed)
+
+    @property
+    def file_id(self) -> str:
+        """The id the file gives this session (what its answer ids name)."""
+        return self.source_id or self.id
+
+
+def distinct_session_ids(sessions: Sequence[Session]) -> tuple[Session, ...]:
+    """A file that reuses a session id for two sessions means two sessions (LongMemEval_S has haystacks that do):
+    the second keeps the file's id as ``source_id`` and is written as ``<id>#2`` (``#3``...), so the write
+    track sees two sessions, and scoring maps both back to the id the file's answers name."""
+    seen: dict[str, int] = {}
+    out: list[Session] = []
+    taken = {s.id for s in sessions}
+    for s in sessions:
+        n = seen.get(s.id, 0) + 1
+        seen[s.id] = n
+        if n == 1:
+            out.append(s)
+            continue
+        new_id = f"{s.id}#{n}"
+        while new_id in taken:
+            n += 1
+            new_id = f"{s.id}#{n}"
+        taken.add(new_id)
+        out.append(Session(new_id, s.date, s.turns, source_id=s.file_id))
+    return tuple(out)
 
 
 def _read_json(path: str | Path) -> Any:
@@ -116,11 +144,11 @@ def _lme_question(row: dict[str, Any]) -> LmeQuestion:
         if not (len(ids) == len(dates) == len(hay)):
             raise DataFormatError(f"question {row['question_id']}: haystack ids, dates and sessions differ "
                                   "in length")
-        sessions = tuple(
+        sessions = distinct_session_ids(tuple(
             Session(str(sid), parse_longmemeval_date(date),
                     tuple(Turn(str(t["role"]), str(t["content"]), has_answer=bool(t.get("has_answer")))
                           for t in turns if str(t.get("content", "")).strip()))
-            for sid, date, turns in zip(ids, dates, hay, strict=True))
+            for sid, date, turns in zip(ids, dates, hay, strict=True)))
         return LmeQuestion(str(row["question_id"]), str(row["question_type"]), str(row["question"]),
                            parse_longmemeval_date(row["question_date"]), str(row.get("answer", "")),
                            tuple(str(s) for s in row["answer_session_ids"]), sessions)
@@ -191,9 +219,11 @@ def locomo_turn_text(turn: dict[str, Any]) -> str:
     return f"{text} [shares an image: {caption}]" if caption else text
 
 
-def _session_numbers(conv: dict[str, Any]) -> Iterator[int]:
-    nums = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
-    yield from nums
+def _session_keys(conv: dict[str, Any]) -> Iterator[tuple[int, str]]:
+    """``(number, key)`` of each ``session_N`` list, by number (``session_1`` and ``session_01`` are both
+    sessions: two sessions, as the file says)."""
+    keys = sorted((int(m.group(1)), k) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
+    yield from keys
 
 
 def _locomo_conversation(row: dict[str, Any], index: int) -> LocomoConversation:
@@ -202,11 +232,11 @@ def _locomo_conversation(row: dict[str, Any], index: int) -> LocomoConversation:
         raise DataFormatError(f"LoCoMo conversation {index}: no 'conversation' object")
     sessions: list[Session] = []
     last: datetime | None = None
-    for n in _session_numbers(conv):
-        turns_raw = conv[f"session_{n}"]
+    for n, key in _session_keys(conv):
+        turns_raw = conv[key]
         if not isinstance(turns_raw, list) or not turns_raw:
             continue
-        date_text = conv.get(f"session_{n}_date_time")
+        date_text = conv.get(f"{key}_date_time") or conv.get(f"session_{n}_date_time")
         if date_text:
             date = parse_locomo_date(str(date_text))
         elif last is not None:
@@ -222,7 +252,8 @@ def _locomo_conversation(row: dict[str, Any], index: int) -> LocomoConversation:
                         evidence_ids(q.get("evidence")), int(q.get("category", 0)))
                for q in row.get("qa", []))
     speakers = tuple(s for s in (conv.get("speaker_a"), conv.get("speaker_b")) if s)
-    return LocomoConversation(str(row.get("sample_id", f"conv-{index}")), speakers, tuple(sessions), qa)
+    return LocomoConversation(str(row.get("sample_id", f"conv-{index}")), speakers, distinct_session_ids(sessions),
+                              qa)
 
 
 def load_locomo(path: str | Path, limit: int | None = None) -> list[LocomoConversation]:

@@ -130,11 +130,15 @@ async def ensure_graph(services: Services, vault_id) -> None:
 
 async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[Session], *, close: bool,
                           stats: IngestStats) -> dict[str, tuple[int, ...]]:
-    """Every session through the write track (append turns; close it when asked), in date order.
+    """Every session through the write track (append turns; close it when asked), in date order. Two sessions
+    given one id are two sessions (the second written as ``<id>#2``, see ``distinct_session_ids``).
 
     Returns each session's archived turn ids, in turn order.
     """
+    from app.bench.data import distinct_session_ids
     from app.write.sessions import SessionTrack, TurnIn
+
+    sessions = distinct_session_ids(sessions)
 
     track = services.extras.get("bench.session_track")
     if track is None:

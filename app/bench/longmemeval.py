@@ -102,12 +102,13 @@ def as_of_for(q: LmeQuestion, mode: str = "after-history") -> datetime | None:
 async def recall_sessions(services: Services, retriever: Retriever, vault: Any, q: LmeQuestion,
                           as_of: str = "after-history") -> tuple[list[Memory], list[str], float]:
     """Ask until 10 distinct sessions are filled (or nothing more comes back); total milliseconds."""
+    file_id = {s.id: s.file_id for s in q.sessions}  # a reused id's second session counts as the file's id
     n, total_ms = FIRST_ASK, 0.0
     while True:
         hits, ms = await timed_recall(retriever, vault, q.question, as_of=as_of_for(q, as_of), n=n)
         total_ms += ms
         memories = await memories_for(services, vault, hits)
-        ranked = rank_sessions(m.sessions for m in memories)
+        ranked = list(dict.fromkeys(file_id.get(s, s) for s in rank_sessions(m.sessions for m in memories)))
         if len(ranked) >= SESSIONS_K or len(hits) < n or n >= MAX_ASK:
             return memories, ranked, total_ms
         n = min(n * 2, MAX_ASK)

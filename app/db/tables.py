@@ -79,6 +79,8 @@ session = Table(
     Column("summary", Text),
     Column("thread_map", JSONB),
     Column("metadata", JSONB, nullable=False),
+    Column("closed_through", Integer, nullable=False),  # turns (by seq) earlier closes extracted (0015)
+    Column("segments", Integer, nullable=False),  # closes so far: a closed session reopens for more turns
     PrimaryKeyConstraint("vault_id", "id"),
     ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
     Index("session_open_idx", "last_turn_at", postgresql_where="closed_at IS NULL"),

@@ -95,7 +95,7 @@ async def run_hook(services: Services, vault: Vault, event: str, data: HookInput
             await sessions.append_turns(vault, data.session_id, [TurnIn("assistant", answer, now)])
         return None
     if event == "session-end":
-        await sessions.close(vault, data.session_id)
+        await sessions.close_pending(vault, data.session_id)  # the worker's idle close may have done it already
         return None
     raise InvalidInput(f"unknown hook event {event!r}", hint="one of " + ", ".join(EVENTS))
 

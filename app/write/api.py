@@ -101,9 +101,9 @@ class SessionController(Controller):
         result = await SessionTrack(services).close(await get_vault(services.db, vault), session)
         return CloseOut(session_id=result.session_id, units=[ItemOut(**r.as_dict()) for r in result.units],
                         summary_block_id=result.summary_block_id, summary_words=result.summary_words,
-                        thread_map=result.thread_map)
+                        thread_map=result.thread_map, segment=result.segment)
 
 
 def _turns_out(result) -> TurnsOut:
     return TurnsOut(session_id=result.session_id, turn_ids=list(result.turn_ids),
-                    chunks=[ItemOut(**r.as_dict()) for r in result.chunks])
+                    chunks=[ItemOut(**r.as_dict()) for r in result.chunks], reopened=result.reopened)

@@ -106,6 +106,8 @@ class TurnsOut(BaseModel):
     session_id: str
     turn_ids: list[int]
     chunks: list[ItemOut]
+    reopened: bool = Field(default=False, description="The session was closed: these turns reopened it, and its "
+                                                      "next close extracts them as a new segment.")
 
 
 class CloseOut(BaseModel):
@@ -114,6 +116,8 @@ class CloseOut(BaseModel):
     summary_block_id: int | None
     summary_words: int
     thread_map: dict[str, Any]
+    segment: int = Field(default=1, description="Which close of the session this was: turns sent after a close "
+                                                "reopen it, and the next close extracts only them.")
 
 
 class FeedbackIn(BaseModel):

@@ -6,6 +6,11 @@ the write track (gates, Dedup) as a retrievable ``chunk`` block, in the same tra
 Close (an API call, or the worker's idle timeout): ``extract_atomic_units`` gives one-claim units (decisions
 credited only from the user's turns), each passing the gates like any memory; ``summarize`` gives the
 session summary (a ``summary`` block too); the thread map links this session's topics to earlier sessions.
+
+A session never refuses its own continuation: turns sent to a closed session reopen it (an agent idle past
+``session_idle_close_s`` and back, a file that reuses a session id), and the next close extracts only the turns
+after the previous close: a new segment of the same session (sql/idempotent/045-sessions.sql says why a
+segment rather than a new session or a re-close of everything). What earlier closes extracted stays as it was.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ class TurnsResult:
     session_id: str
     turn_ids: tuple[int, ...]
     chunks: tuple[ItemResult, ...]
+    reopened: bool = False  # the session was closed: these turns start its next segment
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,7 @@ class CloseResult:
     summary_block_id: int | None
     summary_words: int
     thread_map: dict
+    segment: int = 1  # which close of the session this was (1: its first)
 
 
 class SessionTrack:
@@ -72,9 +79,10 @@ class SessionTrack:
             cur = await conn.execute("SELECT content FROM memvault.turn WHERE vault_id = %s AND session_id = %s "
                                      "ORDER BY seq DESC LIMIT 1", (vault.id, session_id))
             before = await cur.fetchone()
-            cur = await conn.execute("SELECT * FROM memvault.append_turns_v1(%s, %s, %s::jsonb)",
+            cur = await conn.execute("SELECT * FROM memvault.append_turns_v2(%s, %s, %s::jsonb)",
                                      (vault.id, session_id, json.dumps(payload)))
-            ids = [r["turn_id"] for r in await cur.fetchall()]
+            rows = await cur.fetchall()
+            ids = [r["turn_id"] for r in rows]
             previous = [before["content"] if before else None, *(t.content for t in turns[:-1])]
             items = [
                 WriteItem(content=chunk, said_at=t.said_at, source_kind=ROLE_TO_SOURCE[t.role], kind="chunk",
@@ -85,7 +93,7 @@ class SessionTrack:
                 for n, chunk in enumerate(chunk_turn(t.content, self.chunking))
             ]
             results = await self.write.apply(conn, vault, await self.write.prepare(vault, items, conn)) if items else []
-            result = TurnsResult(session_id, tuple(ids), tuple(results))
+            result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=bool(rows and rows[0]["reopened"]))
             # The Slow Thinker predicts the next questions in the background (one queued job per session).
             await defer_in(conn, "prefetch_for_turn", {"vault_id": str(vault.id), "session_id": session_id},
                            queue="prefetch", queueing_lock=f"prefetch:{vault.id}:{session_id}")
@@ -100,18 +108,21 @@ class SessionTrack:
         if session is None:
             raise NotFound(f"unknown session {session_id!r} in vault {vault.name!r}",
                            hint="append turns first: POST .../sessions/{session}/turns")
-        if session["closed_at"] is not None:
-            raise Conflict(f"session {session_id!r} is already closed", hint="start a new session id")
-        turns = await db.fetchall("SELECT id, role, content, said_at FROM memvault.turn "
-                                  "WHERE vault_id = %s AND session_id = %s ORDER BY seq",
+        if session["turn_count"] <= session["closed_through"]:
+            raise Conflict(f"session {session_id!r} is already closed", hint="append turns to it: its next close "
+                           "extracts them")
+        # The open segment: the turns after what earlier closes extracted (all of them at the first close).
+        turns = await db.fetchall("SELECT * FROM memvault.session_segment_turns_v1(%s, %s)",
                                   (vault.id, session_id), vault_id=vault.id)
+        segment = session["segments"] + 1
+        title = session_id if segment == 1 else f"{session_id} (part {segment})"
         llm = self.services.llm
         extract = get_task("extract_atomic_units")
         units = (await llm.run(extract, extract.input_model(
             turns=[{"role": t["role"], "content": t["content"]} for t in turns]))).units if turns else []
         summarize = get_task("summarize")
         summary = (await llm.run(summarize, summarize.input_model(
-            mode="session", texts=[f"{t['role']}: {t['content']}" for t in turns], title=session_id))).summary \
+            mode="session", texts=[f"{t['role']}: {t['content']}" for t in turns], title=title))).summary \
             if turns else ""
         closed_at = turns[-1]["said_at"] if turns else session["last_turn_at"]
         items = [WriteItem(content=u.text, said_at=turns[u.turns[-1]]["said_at"] if u.turns else closed_at,
@@ -122,19 +133,30 @@ class SessionTrack:
         if summary:
             items.append(WriteItem(content=summary, said_at=closed_at, source_kind="assistant", kind="summary",
                                    category="Topic", confidence=0.6, session_id=session_id,
-                                   metadata={"summary_of": session_id}))
+                                   metadata={"summary_of": session_id, "segment": segment}))
         topics = sorted({u.text for u in units if u.category == "Topic"})
         thread_map = await self._thread_map(vault, session_id, topics)
+        through = turns[-1]["seq"] if turns else session["turn_count"]
         prepared = await self.write.prepare(vault, items)
         async with db.transaction(vault.id) as conn:
             results = await self.write.apply(conn, vault, prepared)
-            await conn.execute("SELECT memvault.close_session_v1(%s, %s, %s, %s::jsonb)",
-                               (vault.id, session_id, summary, json.dumps(thread_map)))
+            cur = await conn.execute("SELECT * FROM memvault.close_session_v2(%s, %s, %s, %s::jsonb, %s)",
+                                     (vault.id, session_id, summary, json.dumps(thread_map), through))
+            if await cur.fetchone() is None:  # a concurrent close took this segment: this one writes nothing
+                raise Conflict(f"session {session_id!r} is already closed", hint="it was closed meanwhile")
             if hook is not None:
                 await hook(conn, results)
         unit_results = tuple(r for r in results if r.index < len(units))
         summary_block = next((r.block_id for r in results if r.index == len(units)), None)
-        return CloseResult(session_id, unit_results, summary_block, len(summary.split()), thread_map)
+        return CloseResult(session_id, unit_results, summary_block, len(summary.split()), thread_map, segment)
+
+    async def close_pending(self, vault: Vault, session_id: str) -> CloseResult | None:
+        """Close the session's open segment, if it has one: None when every turn it has (or it has none) was
+        extracted by an earlier close (the worker's idle close came first)."""
+        try:
+            return await self.close(vault, session_id)
+        except (Conflict, NotFound):
+            return None
 
     async def close_idle(self, idle_seconds: int) -> int:
         """Close every open session whose last turn is older than ``idle_seconds`` (all vaults)."""

@@ -99,8 +99,8 @@ async def test_turns_then_close_session(client, services) -> None:
     assert closed["units"] and closed["summary_block_id"]
     cats = await services.db.fetchall("SELECT category FROM memvault.block WHERE kind = 'unit'")
     assert "Decision" in {c["category"] for c in cats}
-    r = await client.post("/v1/vaults/alice/sessions/s1/turns", json={"turns": turns[:1]})
-    assert r.status_code == 409 and "closed" in r.json()["detail"]
+    r = await client.post("/v1/vaults/alice/sessions/s1/close")
+    assert r.status_code == 409 and "closed" in r.json()["detail"]  # nothing new since the close
     r = await client.post("/v1/vaults/alice/sessions/nope/close")
     assert r.status_code == 404
     r = await client.post("/v1/vaults/alice/sessions/s2/turns", json={"turns": [{"role": "robot", "content": "x"}]})
