@@ -199,6 +199,9 @@ class SessionTrack:
                 raise InvalidInput(f"turn {i}: unknown role {t.role!r}", hint=f"one of {', '.join(ROLES)}")
             if not t.content.strip():
                 raise InvalidInput(f"turn {i}: content is empty")
+            if "\x00" in t.content:  # no PostgreSQL text holds it
+                raise InvalidInput(f"turn {i}: content contains a NUL character (\\u0000)",
+                                   hint="remove it: text never needs it")
             if t.said_at.tzinfo is None:
                 raise InvalidInput(f"turn {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
 
