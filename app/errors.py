@@ -50,7 +50,13 @@ class Conflict(MemvaultError):
 
 
 class InvalidInput(MemvaultError):
+    """Bad client input. ``fields``: each field that failed, as ``{"field": ..., "message": ...}``."""
+
     status = 422
+
+    def __init__(self, message: str, *, hint: str | None = None, fields: list[dict] | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.fields = fields or []
 
 
 def field_problems(exc: Exception, whole: str = "arguments") -> str:

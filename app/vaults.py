@@ -53,8 +53,11 @@ async def get_or_create_vault(db: Database, name: str) -> Vault:
         return await create_vault(db, name)
 
 
-async def list_vaults(db: Database) -> list[Vault]:
-    return [_vault(r) for r in await db.fetchall("SELECT * FROM memvault.vault ORDER BY name")]
+async def list_vaults(db: Database, *, after: str | None = None, limit: int | None = None) -> list[Vault]:
+    """By name; ``after`` / ``limit``: one page of them (keyset on the name)."""
+    rows = await db.fetchall("SELECT * FROM memvault.vault WHERE %(after)s::text IS NULL OR name > %(after)s "
+                             "ORDER BY name LIMIT %(limit)s", {"after": after, "limit": limit})
+    return [_vault(r) for r in rows]
 
 
 async def drop_vault(db: Database, name: str) -> None:

@@ -23,6 +23,8 @@ _CONTROLLERS = (
     "app.write.api:MemoryController",
     "app.write.api:SessionController",
     "app.read.api:RecallController",
+    "app.api.browse:SessionListController",
+    "app.api.browse:EntityController",
     "app.interfaces.inspector:InspectorController",
 )
 

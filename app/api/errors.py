@@ -1,4 +1,9 @@
-"""Application errors to HTTP, in one handler: a status and a JSON body that says what to fix."""
+"""Application errors to HTTP, in one place: a status and one JSON body shape for every error of every route.
+
+``{"error": kind, "detail": what was wrong, "where": the request (and field) it was in, "hint": how to fix it or
+null, "fields": [{"field", "message"}] for input that failed validation}``. A fault of ours (5xx) is logged with its
+traceback and answered without internals.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +11,86 @@ import logging
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.spec import Example
+from litestar.openapi.datastructures import ResponseSpec
+from pydantic import BaseModel, Field
 
 from app.errors import MemvaultError
 
 log = logging.getLogger(__name__)
 
 
-def memvault_error_handler(_: Request, exc: MemvaultError) -> Response:
+class FieldProblem(BaseModel):
+    field: str = Field(description="Dotted path of the field in the body, or the query / path parameter's name.")
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="The kind of error: NotFound, InvalidInput, Conflict, PayloadTooLarge...")
+    detail: str = Field(description="What was wrong.")
+    where: str = Field(description="The request it was in (method and path).")
+    hint: str | None = Field(default=None, description="How to fix it.")
+    fields: list[FieldProblem] = Field(default_factory=list, description="Each field that failed validation.")
+
+
+def _body(request: Request, status: int, error: str, detail: str, hint: str | None = None,
+          fields: list[dict] | None = None) -> Response:
+    body = ErrorBody(error=error, detail=detail, where=f"{request.method} {request.url.path}", hint=hint,
+                     fields=[FieldProblem(**f) for f in fields or []])
+    return Response(body.model_dump(mode="json"), status_code=status, media_type=MediaType.JSON)
+
+
+def memvault_error_handler(request: Request, exc: MemvaultError) -> Response:
     if exc.status >= 500:
         log.error("request failed: %s", exc, exc_info=exc)
-    body = {"error": type(exc).__name__, "detail": exc.message}
-    if exc.hint:
-        body["hint"] = exc.hint
-    return Response(body, status_code=exc.status, media_type=MediaType.JSON)
+    return _body(request, exc.status, type(exc).__name__, exc.message, exc.hint, getattr(exc, "fields", None))
 
 
-def validation_error_handler(_: Request, exc: ValidationException) -> Response:
+def validation_error_handler(request: Request, exc: ValidationException) -> Response:
     """Field errors as 422 (Litestar's default is 400), each naming the field and what is wrong."""
-    return Response(
-        {"error": "InvalidInput", "detail": exc.detail, "fields": exc.extra or []},
-        status_code=422,
-        media_type=MediaType.JSON,
-    )
+    fields = [{"field": str(e.get("key") or e.get("source") or "body"), "message": str(e.get("message"))}
+              for e in (exc.extra or []) if isinstance(e, dict)]
+    detail = "; ".join(f"{f['field']}: {f['message']}" for f in fields) or str(exc.detail)
+    return _body(request, 422, "InvalidInput", detail, "see /docs for the request schema", fields)
 
 
-def http_error_handler(_: Request, exc: HTTPException) -> Response:
-    return Response({"error": type(exc).__name__, "detail": exc.detail}, status_code=exc.status_code,
-                    media_type=MediaType.JSON)
+def http_error_handler(request: Request, exc: HTTPException) -> Response:
+    hint = None
+    if exc.status_code == 404:
+        hint = "check the path; the routes are listed at /docs"
+    elif exc.status_code == 405:
+        hint = "this path does not take this method; see /docs"
+    return _body(request, exc.status_code, type(exc).__name__.removesuffix("Exception") or "HTTPError",
+                 str(exc.detail), hint)
+
+
+def internal_error_handler(request: Request, exc: Exception) -> Response:
+    log.error("request failed: %s %s", request.method, request.url.path, exc_info=exc)
+    return _body(request, 500, "InternalError", "the server failed on this request",
+                 "retry later; the server log has the details")
 
 
 EXCEPTION_HANDLERS = {
     MemvaultError: memvault_error_handler,
     ValidationException: validation_error_handler,
     HTTPException: http_error_handler,
+    Exception: internal_error_handler,
+}
+
+
+def _spec(description: str, error: str, detail: str, hint: str) -> ResponseSpec:
+    example = {"error": error, "detail": detail, "where": "GET /v1/vaults/alice/memories/42", "hint": hint,
+               "fields": []}
+    return ResponseSpec(ErrorBody, description=description, generate_examples=False,
+                        examples=[Example(summary=error, value=example)])
+
+
+# The error responses every /v1 route documents in OpenAPI (``responses=ERROR_RESPONSES`` on each handler).
+ERROR_RESPONSES = {
+    400: _spec("The body is not JSON", "ClientError", "Bad Request", "send a JSON body (content-type "
+               "application/json)"),
+    404: _spec("No such vault, memory, session or entity", "NotFound", "no memory 42 in vault 'alice'",
+               "list the vault's memories: GET /v1/vaults/{vault}/memories"),
+    422: _spec("The request's input is invalid (each field named)", "InvalidInput",
+               "limit: Input should be less than or equal to 500", "see /docs for the request schema"),
 }

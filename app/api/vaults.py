@@ -9,6 +9,8 @@ from litestar import Controller, delete, get, post
 from pydantic import BaseModel, Field
 
 from app import vaults
+from app.api.errors import ERROR_RESPONSES
+from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
 from app.services import Services
 
 
@@ -36,9 +38,12 @@ class VaultController(Controller):
     async def create(self, data: VaultCreate, services: Services) -> VaultOut:
         return _out(await vaults.create_vault(services.db, data.name))
 
-    @get("/", summary="List vaults")
-    async def list(self, services: Services) -> list[VaultOut]:
-        return [_out(v) for v in await vaults.list_vaults(services.db)]
+    @get("/", summary="List vaults by name (a cursor page)", responses=ERROR_RESPONSES)
+    async def list(self, services: Services, limit: int = limit_param(100),
+                   cursor: str | None = CURSOR) -> Page[VaultOut]:
+        after = decode_cursor("vaults", cursor)
+        found = await vaults.list_vaults(services.db, after=after[0] if after else None, limit=limit + 1)
+        return page("vaults", [{"v": v} for v in found], limit, lambda r: [r["v"].name], lambda r: _out(r["v"]))
 
     @get("/{vault:str}", summary="One vault")
     async def show(self, vault: str, services: Services) -> VaultOut:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from litestar import Controller, Request, delete, get, post
+from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 from pydantic import TypeAdapter, ValidationError
 
@@ -15,7 +15,22 @@ from app.vaults import get_vault
 from app.write import idempotency
 from app.write.items import WriteItem
 from app.write.memories import get_memory, retract_memory
-from app.write.schemas import CloseOut, ItemOut, MemoryBatchIn, MemoryIn, MemoryOut, TurnsIn, TurnsOut, WriteOut
+from app.api import browse
+from app.api.errors import ERROR_RESPONSES
+from app.api.pagination import CURSOR, Page, limit_param
+from app.write.schemas import (
+    Category,
+    CloseOut,
+    FeedbackIn,
+    FeedbackOut,
+    ItemOut,
+    MemoryBatchIn,
+    MemoryIn,
+    MemoryOut,
+    TurnsIn,
+    TurnsOut,
+    WriteOut,
+)
 
 _MEMORY_BODY = TypeAdapter(MemoryIn | MemoryBatchIn)
 _TURNS_BODY = TypeAdapter(TurnsIn)
@@ -29,7 +44,7 @@ def parse(adapter: TypeAdapter, body: Any) -> Any:
     except ValidationError as exc:
         fields = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
         raise InvalidInput("invalid request body: " + "; ".join(f"{f['field']}: {f['message']}" for f in fields),
-                           hint="see /docs for the request schema") from exc
+                           hint="see /docs for the request schema", fields=fields) from exc
 
 
 def _items_out(results) -> list[dict]:
@@ -61,7 +76,45 @@ class MemoryController(Controller):
         results = await WriteTrack(services).remember(v, items, hook=hook)
         return WriteOut.model_validate({"results": _items_out(results)})
 
-    @get("/{block_id:int}", summary="One memory, with its earlier versions and every place it was said")
+    @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES)
+    async def list(
+        self, vault: str, services: Services,
+        category: Category | None = None, kind: browse.Kind | None = None,
+        session: str | None = Parameter(default=None, description="Only this session's memories."),
+        source_kind: str | None = None, tier: browse.Tier | None = None,
+        which: browse.State = Parameter(query="state", default="current", description="current (default): neither superseded "
+                                        "nor deleted; superseded; retracted (deleted); all."),
+        contains: str | None = Parameter(default=None, max_length=200,
+                                         description="Text in the content (case-insensitive)."),
+        valid_from: datetime | None = Parameter(default=None, description="Valid time overlaps [valid_from, ...)."),
+        valid_to: datetime | None = Parameter(default=None, description="Valid time overlaps [..., valid_to)."),
+        recorded_from: datetime | None = Parameter(default=None,
+                                                   description="Recorded at or after (transaction time)."),
+        recorded_to: datetime | None = Parameter(default=None, description="Recorded before (transaction time)."),
+        limit: int = limit_param(50), cursor: str | None = CURSOR,
+    ) -> Page[browse.MemoryItem]:
+        return await browse.list_memories(services, vault, {
+            "category": category, "kind": kind, "session_id": session, "source_kind": source_kind, "tier": tier,
+            "state": which, "contains": contains, "valid_from": valid_from, "valid_to": valid_to,
+            "recorded_from": recorded_from, "recorded_to": recorded_to}, limit, cursor)
+
+    @patch("/{block_id:int}", summary="Edit a memory's category, confidence, tier, valid time or metadata "
+                                      "(earlier values stay in its history)", responses=ERROR_RESPONSES)
+    async def edit(self, vault: str, block_id: int, services: Services,
+                   data: Annotated[browse.MemoryPatch, browse.PATCH_BODY]) -> MemoryOut:
+        return await browse.edit_memory(services, vault, block_id, data)
+
+    @post("/{block_id:int}/feedback", summary="Feedback on a memory: '+' it helped, '-' it did not",
+          status_code=200, responses=ERROR_RESPONSES)
+    async def feedback(self, vault: str, block_id: int, services: Services,
+                       data: Annotated[FeedbackIn, browse.FEEDBACK_BODY]) -> FeedbackOut:
+        from app.write.memories import feedback_memory
+
+        v = await get_vault(services.db, vault)
+        return FeedbackOut.model_validate(await feedback_memory(services, v, block_id, data.value, note=data.note))
+
+    @get("/{block_id:int}", summary="One memory, with its earlier versions and every place it was said",
+         responses=ERROR_RESPONSES)
     async def show(self, vault: str, block_id: int, services: Services) -> MemoryOut:
         v = await get_vault(services.db, vault)
         row = await get_memory(services, v, block_id)
@@ -93,6 +146,12 @@ class SessionController(Controller):
         hook = idempotency.recorder(v, idempotency_key, digest, lambda r: _turns_out(r).model_dump(mode="json"))
         result = await SessionTrack(services).append_turns(v, session, turns, hook=hook)
         return _turns_out(result)
+
+    @get("/turns", summary="A session's turns in the order they were said (a cursor page)",
+         responses=ERROR_RESPONSES)
+    async def list_turns(self, vault: str, session: str, services: Services, limit: int = limit_param(100),
+                         cursor: str | None = CURSOR) -> Page[browse.TurnItem]:
+        return await browse.list_turns(services, vault, session, limit, cursor)
 
     @post("/close", summary="Close a session: atomic units, a summary and a thread map", status_code=200)
     async def close(self, vault: str, session: str, services: Services) -> CloseOut:

@@ -64,26 +64,31 @@ class SourceOut(BaseModel):
     decision: str
 
 
-class MemoryOut(BaseModel):
+class MemoryFields(BaseModel):
+    """A memory's own fields, in a list (``GET .../memories``) and in full (``MemoryOut``)."""
+
     id: int
     kind: str
     category: str | None
     content: str
-    normalized: str
     source_kind: str
     trust_score: float
     confidence: float
     tier: str
     session_id: str | None
-    source_turn_ids: list[int]
     access_count: int
-    last_accessed_at: datetime | None
     valid_at: datetime
     invalid_at: datetime | None
     superseded_by: int | None
     recorded_at: datetime
     retracted_at: datetime | None
     version: int
+
+
+class MemoryOut(MemoryFields):
+    normalized: str
+    source_turn_ids: list[int]
+    last_accessed_at: datetime | None
     history: list[VersionOut]
     sources: list[SourceOut]
 
@@ -121,8 +126,7 @@ class CloseOut(BaseModel):
 
 
 class FeedbackIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"signal": "+"},
-                                                                              {"signal": "-", "note": "outdated"}]})
+    model_config = ConfigDict(extra="forbid")
 
     signal: Literal["+", "-"] = Field(description="'+': the memory helped; '-': it did not (wrong, stale, noise).")
     note: str | None = Field(default=None, max_length=500, description="Why, for the audit log.")

@@ -1,0 +1,198 @@
+"""What a vault holds, over REST: memories listed with filters, one memory edited, feedback on a memory, sessions
+and their turns, entities and an entity's neighbourhood in the knowledge graph. Every list is a cursor page
+(``app.api.pagination``); the SQL is in ``sql/idempotent/096-browse.sql`` and ``095-feedback.sql``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from litestar import Controller, get
+from litestar.openapi.spec import Example
+from litestar.params import Body, Parameter
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.errors import ERROR_RESPONSES
+from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
+from app.errors import InvalidInput, NotFound
+from app.services import Services
+from app.vaults import get_vault
+from app.write.schemas import Category, MemoryFields, MemoryOut
+
+Kind = Literal["memory", "chunk", "unit", "summary", "thread"]
+Tier = Literal["hot", "warm", "cold", "frozen"]
+State = Literal["current", "superseded", "retracted", "all"]
+
+
+class MemoryItem(MemoryFields):
+    feedback_up: int
+    feedback_down: int
+    metadata: dict[str, Any]
+
+
+class MemoryPatch(BaseModel):
+    """Only the fields sent change; earlier values stay in the memory's history (its versions)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    category: Category | None = Field(default=None, description="null clears it.")
+    confidence: Annotated[float, Field(ge=0.0, le=1.0)] = None  # type: ignore[assignment]
+    tier: Tier = None  # type: ignore[assignment]
+    valid_at: datetime = Field(default=None, description="When it became true (valid time).")  # type: ignore[assignment]
+    invalid_at: datetime | None = Field(default=None, description="When it stopped being true; null: still is.")
+    metadata: dict[str, Any] = Field(default=None,  # type: ignore[assignment]
+                                     description="Keys merged into the memory's metadata; a null value removes one.")
+
+
+PATCH_BODY = Body(examples=[
+    Example(summary="Reclassify", value={"category": "Decision", "confidence": 0.95}),
+    Example(summary="No longer true", value={"invalid_at": "2026-03-01T00:00:00Z",
+                                             "metadata": {"reason": "moved away"}})])
+FEEDBACK_BODY = Body(examples=[Example(summary="It helped", value={"signal": "+"}),
+                               Example(summary="It did not", value={"signal": "-", "note": "outdated"})])
+
+
+class SessionItem(BaseModel):
+    id: str
+    started_at: datetime
+    last_turn_at: datetime
+    closed_at: datetime | None
+    turn_count: int
+    summary: str | None
+    metadata: dict[str, Any]
+
+
+class TurnItem(BaseModel):
+    id: int
+    seq: int
+    role: str
+    content: str
+    said_at: datetime
+    recorded_at: datetime
+    metadata: dict[str, Any]
+
+
+class EntityItem(BaseModel):
+    id: int
+    name: str
+    kind: str | None
+    mention_count: int
+    aliases: list[str] = []
+
+
+class Relation(BaseModel):
+    hop: int
+    triple_id: int
+    subject_id: int
+    subject: str
+    predicate: str
+    object_id: int
+    object: str
+    evidence_block_id: int | None
+    confidence: float
+    valid_at: datetime
+    invalid_at: datetime | None
+
+
+class Neighbourhood(BaseModel):
+    entity: EntityItem
+    relations: list[Relation]
+
+
+async def list_memories(services: Services, vault: str, filters: dict[str, Any], limit: int,
+                        cursor: str | None) -> Page[MemoryItem]:
+    from psycopg.types.json import Jsonb
+
+    v = await get_vault(services.db, vault)
+    after = decode_cursor("memories", cursor)
+    given = {k: (x.isoformat() if isinstance(x, datetime) else x) for k, x in filters.items() if x is not None}
+    rows = await services.db.fetchall("SELECT * FROM memvault.list_blocks_v1(%s, %s, %s)",
+                                      (Jsonb(given), after[0] if after else None, limit + 1), vault_id=v.id)
+    return page("memories", rows, limit, lambda r: [r["id"]], MemoryItem.model_validate)
+
+
+async def edit_memory(services: Services, vault: str, block_id: int, data: MemoryPatch) -> MemoryOut:
+    from psycopg.types.json import Jsonb
+
+    from app.write.memories import get_memory
+
+    changes = data.model_dump(mode="json", exclude_unset=True)
+    if not changes:
+        raise InvalidInput("nothing to change: the body has no field",
+                           hint="send one of category, confidence, tier, valid_at, invalid_at, metadata")
+    v = await get_vault(services.db, vault)
+    await services.db.fetchone("SELECT memvault.patch_block_v1(%s, %s)", (block_id, Jsonb(changes)), vault_id=v.id)
+    return MemoryOut.model_validate(await get_memory(services, v, block_id))
+
+
+async def list_turns(services: Services, vault: str, session: str, limit: int, cursor: str | None
+                     ) -> Page[TurnItem]:
+    v = await get_vault(services.db, vault)
+    after = decode_cursor("turns", cursor)
+    rows = await services.db.fetchall("SELECT * FROM memvault.list_turns_v1(%s, %s, %s)",
+                                      (session, after[0] if after else None, limit + 1), vault_id=v.id)
+    if not rows and after is None and not await services.db.fetchone(
+            "SELECT 1 AS x FROM memvault.session WHERE vault_id = %s AND id = %s", (v.id, session), vault_id=v.id):
+        raise NotFound(f"no session {session!r} in vault {vault!r}",
+                       hint="list the vault's sessions: GET /v1/vaults/{vault}/sessions")
+    return page("turns", rows, limit, lambda r: [r["seq"]], TurnItem.model_validate)
+
+
+class SessionListController(Controller):
+    path = "/v1/vaults/{vault:str}/sessions"
+    tags = ["sessions"]
+
+    @get("/", summary="List sessions, the most recently active first", responses=ERROR_RESPONSES)
+    async def list_sessions(self, vault: str, services: Services,
+                            open: bool | None = Parameter(default=None, description="true: open sessions only; "
+                                                                                     "false: closed ones only."),
+                            limit: int = limit_param(50), cursor: str | None = CURSOR) -> Page[SessionItem]:
+        v = await get_vault(services.db, vault)
+        after = decode_cursor("sessions", cursor) or [None, None]
+        rows = await services.db.fetchall("SELECT * FROM memvault.list_sessions_v1(%s, %s, %s, %s)",
+                                          (after[0], after[1], limit + 1, open), vault_id=v.id)
+        return page("sessions", rows, limit, lambda r: [r["last_turn_at"].isoformat(), r["id"]],
+                    SessionItem.model_validate)
+
+
+class EntityController(Controller):
+    path = "/v1/vaults/{vault:str}/entities"
+    tags = ["graph"]
+
+    @get("/", summary="List the knowledge graph's entities, the most mentioned first", responses=ERROR_RESPONSES)
+    async def list_entities(self, vault: str, services: Services,
+                            contains: str | None = Parameter(default=None, max_length=200,
+                                                             description="Text in the name or an alias."),
+                            limit: int = limit_param(50), cursor: str | None = CURSOR) -> Page[EntityItem]:
+        v = await get_vault(services.db, vault)
+        after = decode_cursor("entities", cursor) or [None, None]
+        rows = await services.db.fetchall("SELECT * FROM memvault.list_entities_v1(%s, %s, %s, %s)",
+                                          (contains, after[0], after[1], limit + 1), vault_id=v.id)
+        return page("entities", rows, limit, lambda r: [r["mention_count"], r["id"]], EntityItem.model_validate)
+
+    @get("/{entity:str}/neighbourhood", summary="An entity's relations up to `hops` away (AGE graph walk)",
+         responses=ERROR_RESPONSES)
+    async def neighbourhood(self, vault: str, entity: str, services: Services,
+                            hops: int = Parameter(default=1, ge=1, le=3, description="How far to walk (1-3)."),
+                            as_of: datetime | None = Parameter(default=None, description="Relations valid then "
+                                                                                          "(default now)."),
+                            max_edges: int = Parameter(default=200, ge=1, le=2000)) -> Neighbourhood:
+        v = await get_vault(services.db, vault)
+        found = await find_entity(services, v, entity)
+        rows = await services.db.fetchall("SELECT * FROM memvault.entity_neighbourhood_v1(%s, %s, %s, %s)",
+                                          (found["id"], hops, as_of, max_edges), vault_id=v.id)
+        return Neighbourhood(entity=EntityItem.model_validate(found),
+                             relations=[Relation.model_validate(r) for r in rows])
+
+
+async def find_entity(services: Services, vault, entity: str) -> dict:
+    """An entity by id (digits) or by name or alias (folded as the write track folds names)."""
+    from app.write.entities import canonical_key
+
+    entity_id = int(entity) if entity.isdigit() else None
+    row = await services.db.fetchone("SELECT * FROM memvault.find_entity_v1(%s, %s)",
+                                     (entity_id, canonical_key(entity)), vault_id=vault.id)
+    if row is None:
+        raise NotFound(f"no entity {entity!r} in vault {vault.name!r}",
+                       hint="list the vault's entities: GET /v1/vaults/{vault}/entities?contains=...")
+    return row
