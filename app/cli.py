@@ -16,6 +16,7 @@ _COMMAND_MODULES = (
     "app.write.commands",
     "app.read.commands",
     "app.interfaces.commands",
+    "app.background.commands",
     "app.bench.commands",
 )
 

@@ -86,6 +86,14 @@ class Settings(BaseSettings):
 
     api_key: SecretStr | None = Field(default=None, description="Bearer key for the OpenAI-compatible servers.")
 
+    dream_judge_llm: Literal["none", "openai", "mlx"] = Field(
+        default="none",
+        description="The stronger model the dream's conflict judge escalates to when the first verdict is not sure "
+        "(app/background/tcr.py); 'none': unsure verdicts go to the review queue.")
+    dream_judge_llm_url: str | None = Field(default=None, description="Its OpenAI-compatible server (openai).")
+    dream_judge_llm_model: str | None = Field(default=None, description="Its model name (openai).")
+    dream_judge_llm_model_path: Path | None = Field(default=None, description="Its local weights (mlx).")
+
     breaker_failures: int = 3
     breaker_open_s: float = 600.0
 

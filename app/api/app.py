@@ -26,6 +26,9 @@ _CONTROLLERS = (
     "app.api.browse:SessionListController",
     "app.api.browse:EntityController",
     "app.interfaces.inspector:InspectorController",
+    "app.background.api:DreamController",
+    "app.background.api:ReviewController",
+    "app.background.api:DiscoveryController",
 )
 
 

@@ -1,7 +1,9 @@
-"""The background track's jobs (Procrastinate): graph centrality, for PPRBoost."""
+"""The background track's jobs (Procrastinate): graph centrality for PPRBoost, and the modules of the dream loop,
+registered by importing them."""
 
 from __future__ import annotations
 
+from app.background import dream_job  # noqa: F401  (dream_vault, dream_schedule)
 from app.worker.app import app
 from app.worker.context import get_services
 

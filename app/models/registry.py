@@ -201,6 +201,15 @@ def get_llm(settings: Settings) -> LLM:
     return _cached(_key("llm", settings, LLM_FIELDS), lambda: _build_llm(settings))
 
 
+def get_judge_llm(settings: Settings) -> LLM | None:
+    """The stronger model the dream's conflict judge escalates to (``dream_judge_llm``), None when not set."""
+    if settings.dream_judge_llm == "none":
+        return None
+    return get_llm(settings.model_copy(update={
+        "llm": settings.dream_judge_llm, "llm_url": settings.dream_judge_llm_url,
+        "llm_model": settings.dream_judge_llm_model, "llm_model_path": settings.dream_judge_llm_model_path}))
+
+
 def _build_llm(settings: Settings) -> LLM:
     kind = settings.llm
     if kind == "heuristic":

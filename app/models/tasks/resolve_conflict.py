@@ -24,6 +24,9 @@ class ResolveConflictInput(BaseModel):
     similarity: float | None = Field(default=None, description="Cosine similarity of the two, if known.")
     existing_valid_at: str | None = None
     new_valid_at: str | None = None
+    existing_invalid_at: str | None = Field(default=None, description="When the stored memory stopped being true.")
+    existing_session: str | None = Field(default=None, description="The session the stored memory was said in.")
+    new_session: str | None = Field(default=None, description="The session the new memory was said in.")
 
 
 class ResolveConflictOutput(BaseModel):
@@ -185,11 +188,16 @@ Judge each fact as of its own time (valid_at); do not treat an old fact as wrong
 English or Chinese. Give a confidence between 0 and 1 and a one-sentence reason."""
 
 
+def _when(valid_at: str | None, invalid_at: str | None, session: str | None) -> str:
+    parts = [f"valid_at {valid_at}" if valid_at else "", f"invalid_at {invalid_at}" if invalid_at else "",
+             f"said in session {session}" if session else ""]
+    parts = [x for x in parts if x]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def _render(p: ResolveConflictInput) -> str:
-    lines = [
-        f"Existing memory{f' (valid_at {p.existing_valid_at})' if p.existing_valid_at else ''}: {p.existing}"
-    ]
-    lines.append(f"New memory{f' (valid_at {p.new_valid_at})' if p.new_valid_at else ''}: {p.new}")
+    lines = [f"Existing memory{_when(p.existing_valid_at, p.existing_invalid_at, p.existing_session)}: {p.existing}"]
+    lines.append(f"New memory{_when(p.new_valid_at, None, p.new_session)}: {p.new}")
     if p.similarity is not None:
         lines.append(f"Embedding similarity: {p.similarity:.3f}")
     return "\n".join(lines)

@@ -1,0 +1,153 @@
+"""The background track's routes, one vault each (``/v1/vaults/{vault}/...``): the dream (trigger, runs, schedule,
+conflicts), the review queue, and the discovery inbox. Thin controllers: one service call each."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from litestar import Controller, Response, get, post, put
+from litestar.params import Parameter
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.background import review
+from app.services import Services
+from app.vaults import get_vault
+
+ReviewStatus = Literal["PENDING", "CLAIMED", "APPROVED", "REJECTED"]
+ConflictStatus = Literal["candidate", "applied", "queued", "kept", "rejected", "stale"]
+DiscoveryKind = Literal["insight", "knowledge_gap", "cross_community", "indirect_strong"]
+
+
+class ScheduleIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    timezone: str = Field(default="UTC", min_length=1, max_length=64,
+                          description="IANA time zone of the vault's owner, e.g. Asia/Taipei")
+    hour: int = Field(default=4, ge=0, le=23, description="Local hour at which the vault dreams")
+
+
+class DecisionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    by: str = Field(default="api", min_length=1, max_length=200, description="Who decides (shown in the audit)")
+    note: str | None = Field(default=None, max_length=2000)
+
+
+class ClaimIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    by: str = Field(min_length=1, max_length=200, description="Who takes the item")
+    hours: float = Field(default=24, gt=0, le=24 * 30, description="How long the claim holds")
+
+
+class DreamController(Controller):
+    path = "/v1/vaults/{vault:str}/dream"
+    tags = ["background"]
+
+    @post("/", summary="Dream now: the five stages over this vault (dry_run: report only; now: ignore the gate)")
+    async def trigger(self, vault: str, services: Services, dry_run: bool = False, now: bool = False,
+                      background: bool = Parameter(default=False, description="queue it for the worker (202)")
+                      ) -> Response[dict[str, Any]]:
+        from app.background.dream import DreamLoop
+        from app.background.dream_job import defer_dream
+
+        v = await get_vault(services.db, vault)
+        if background:
+            await DreamLoop(services).check_gate(v, force=now)  # 409 saying what the gate misses
+            async with services.db.transaction(v.id) as conn:
+                job = await defer_dream(conn, vault_id=v.id, dry_run=dry_run, force=True, trigger="manual")
+            return Response({"queued": job is not None, "job_id": job}, status_code=202)
+        outcome = await DreamLoop(services).run(v, trigger="manual", dry_run=dry_run, force=now)
+        return Response({**outcome.run, "resumed": outcome.resumed}, status_code=200)
+
+    @get("/runs", summary="This vault's dreams, newest first: status, stage, per-stage statistics, report")
+    async def runs(self, vault: str, services: Services,
+                   limit: int = Parameter(default=20, ge=1, le=200),
+                   before: int | None = Parameter(default=None, ge=1, description="ids below this one")
+                   ) -> list[dict[str, Any]]:
+        v = await get_vault(services.db, vault)
+        rows = await services.db.fetchall("SELECT r FROM memvault.dream_runs_v1(%s, %s) r", (limit, before),
+                                          vault_id=v.id)
+        return [r["r"] for r in rows]
+
+    @get("/schedule", summary="When this vault dreams (local hour and time zone) and the dual gate now")
+    async def schedule(self, vault: str, services: Services) -> dict[str, Any]:
+        from app.background.dream import DreamLoop
+
+        v = await get_vault(services.db, vault)
+        row = await services.db.fetchone("SELECT memvault.dream_timezone_v1(settings) AS timezone, "
+                                         "memvault.dream_hour_v1(settings) AS hour FROM memvault.vault WHERE id = %s",
+                                         (v.id,))
+        return {**dict(row or {}), "gate": await DreamLoop(services).gate(v)}
+
+    @put("/schedule", summary="Set the local hour and time zone of this vault's dream")
+    async def set_schedule(self, vault: str, data: ScheduleIn, services: Services) -> dict[str, Any]:
+        v = await get_vault(services.db, vault)
+        row = await services.db.fetchone("SELECT * FROM memvault.set_dream_schedule_v1(%s, %s, %s)",
+                                         (v.id, data.timezone, data.hour))
+        return dict(row or {})
+
+    @get("/conflicts", summary="Pairs the contradiction scan found and what became of each")
+    async def conflicts(self, vault: str, services: Services, status: ConflictStatus | None = None,
+                        limit: int = Parameter(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
+        v = await get_vault(services.db, vault)
+        rows = await services.db.fetchall("SELECT c FROM memvault.dream_conflicts_v1(%s, %s) c", (status, limit),
+                                          vault_id=v.id)
+        return [r["c"] for r in rows]
+
+
+class ReviewController(Controller):
+    path = "/v1/vaults/{vault:str}/review"
+    tags = ["background"]
+
+    @get("/", summary="The review queue: changes the background track would not make alone")
+    async def list(self, vault: str, services: Services, status: ReviewStatus | None = None,
+                   kind: Literal["conflict", "lint"] | None = None,
+                   limit: int = Parameter(default=50, ge=1, le=500),
+                   before: int | None = Parameter(default=None, ge=1)) -> list[dict[str, Any]]:
+        v = await get_vault(services.db, vault)
+        return await review.list_items(services.db, v.id, status=status, kind=kind, limit=limit, before=before)
+
+    @get("/thresholds", summary="This vault's auto-approve rule per kind, as decisions have moved it")
+    async def thresholds(self, vault: str, services: Services) -> list[dict[str, Any]]:
+        v = await get_vault(services.db, vault)
+        return await review.thresholds(services.db, v.id)
+
+    @post("/{item_id:int}/claim", summary="Take an item; the claim lapses after `hours` and it returns to PENDING")
+    async def claim(self, vault: str, item_id: int, data: ClaimIn, services: Services) -> dict[str, Any]:
+        v = await get_vault(services.db, vault)
+        return await review.claim(services.db, v.id, item_id, by=data.by, hours=data.hours)
+
+    @post("/{item_id:int}/approve", summary="Approve: the proposed change is committed")
+    async def approve(self, vault: str, item_id: int, services: Services,
+                      data: DecisionIn | None = None) -> dict[str, Any]:
+        v = await get_vault(services.db, vault)
+        d = data or DecisionIn()
+        return await review.decide(services.db, v.id, item_id, approve=True, by=d.by, note=d.note)
+
+    @post("/{item_id:int}/reject", summary="Reject: nothing changes, and the pair is not proposed again")
+    async def reject(self, vault: str, item_id: int, services: Services,
+                     data: DecisionIn | None = None) -> dict[str, Any]:
+        v = await get_vault(services.db, vault)
+        d = data or DecisionIn()
+        return await review.decide(services.db, v.id, item_id, approve=False, by=d.by, note=d.note)
+
+
+class DiscoveryController(Controller):
+    path = "/v1/vaults/{vault:str}/discoveries"
+    tags = ["background"]
+
+    @get("/", summary="The discovery inbox: insights, knowledge gaps and surprising links the dream found")
+    async def list(self, vault: str, services: Services, kind: DiscoveryKind | None = None,
+                   include_dismissed: bool = False,
+                   limit: int = Parameter(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
+        v = await get_vault(services.db, vault)
+        rows = await services.db.fetchall("SELECT d FROM memvault.discovery_list_v1(%s, %s, %s) d",
+                                          (kind, include_dismissed, limit), vault_id=v.id)
+        return [r["d"] for r in rows]
+
+    @post("/{item_id:int}/dismiss", summary="Dismiss a finding (kept, no longer listed)", status_code=200)
+    async def dismiss(self, vault: str, item_id: int, services: Services) -> dict[str, Any]:
+        v = await get_vault(services.db, vault)
+        row = await services.db.fetchone("SELECT memvault.discovery_dismiss_v1(%s) AS d", (item_id,), vault_id=v.id)
+        return row["d"] if row else {}

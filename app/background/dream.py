@@ -1,0 +1,236 @@
+"""DreamLoop (seed 004): five stages, in order, over one vault while nobody is talking to it.
+
+- ``_orient``: what accumulated since the last dream (the dual gate's numbers, memories, triples).
+- ``_gather_signal``: the contradiction scan (candidate pairs into ``dream_conflict``) and graph centrality
+  (the existing GraphCentrality job's code, for the vault if its graph changed).
+- ``_reflect``: the ``reflect`` task reads a snapshot of the new memories; its insights and knowledge gaps go to
+  the discovery inbox.
+- ``_consolidate``: temporal conflict resolution of every candidate pair (``app.background.tcr``): duplicates
+  merged, contradictions superseded, the unsure and the high-impact queued for review.
+- ``_prune_and_report``: orphan entities removed, overdue review items returned to PENDING, the report.
+
+Each stage commits its changes and the record that it completed in one transaction, so a run killed or failed
+between stages resumes after the last completed one (``dream_begin_v1``) and a stage is never applied twice; the
+stages are idempotent besides (a pair is judged once ever, a finding is added once ever). A dry run runs all five
+in one transaction and rolls it back: its run row reports what would have changed. One dream per vault at a time
+(a session advisory lock; a second one is refused with 409).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from app.background.config import DreamConfig
+from app.background.tcr import TemporalConflictResolution
+from app.errors import Conflict
+from app.models.tasks import REFLECT, ReflectInput
+from app.models.tasks.extract_triples import SINGLE_VALUED
+
+if TYPE_CHECKING:
+    from app.services import Services
+    from app.vaults import Vault
+
+log = logging.getLogger(__name__)
+
+STAGES = ("orient", "gather_signal", "reflect", "consolidate", "prune_and_report")
+ACTOR = "worker:dream"
+
+
+@dataclass
+class DreamContext:
+    vault: Vault
+    run_id: int
+    dry_run: bool
+    since: datetime | None
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DreamOutcome:
+    run: dict[str, Any]
+    resumed: bool
+
+
+class GateClosed(Conflict):
+    """The dual gate is closed and the caller did not force the dream."""
+
+
+class DreamLoop:
+    def __init__(self, services: Services, config: DreamConfig | None = None) -> None:
+        from app.models.registry import get_judge_llm
+
+        self.services = services
+        self.config = config or DreamConfig()
+        self.tcr = TemporalConflictResolution(services.llm, get_judge_llm(services.settings), self.config)
+
+    # --- the run ------------------------------------------------------------------------------------------
+    async def gate(self, vault: Vault) -> dict[str, Any]:
+        cfg = self.config
+        row = await self.services.db.fetchone("SELECT * FROM memvault.dream_gate_v1(%s, now(), %s, %s)",
+                                              (vault.id, cfg.gate_min_hours, cfg.gate_min_sessions),
+                                              vault_id=vault.id)
+        assert row is not None
+        return dict(row)
+
+    async def check_gate(self, vault: Vault, *, force: bool = False) -> dict[str, Any]:
+        """The gate's numbers; GateClosed (409, saying what is missing) when it is closed and not ``force``."""
+        gate = await self.gate(vault)
+        if not force and not gate["open"]:
+            hours = "never dreamed" if gate["last_dream_at"] is None else f"{gate['hours_since']:.1f} h since the last dream"
+            raise GateClosed(
+                f"the dream gate of vault {vault.name!r} is closed: {hours} (needs > {self.config.gate_min_hours:g}), "
+                f"{gate['sessions_since']} sessions since (needs >= {self.config.gate_min_sessions})",
+                hint="pass now=true (memvault dream --now) to dream anyway")
+        return gate
+
+    async def run(self, vault: Vault, *, trigger: str = "manual", dry_run: bool = False,
+                  force: bool = False) -> DreamOutcome:
+        """Dream ``vault`` now (``force``: whatever the gate says), or resume its unfinished dream."""
+        db = self.services.db
+        async with db.pool.connection() as lock_conn:
+            cur = await lock_conn.execute("SELECT pg_try_advisory_lock(hashtext('memvault.dream'), hashtext(%s)) AS ok",
+                                          (str(vault.id),))
+            if not (await cur.fetchone())["ok"]:
+                await lock_conn.rollback()
+                raise Conflict(f"vault {vault.name!r} is dreaming already", hint="see GET .../dream/runs")
+            await lock_conn.commit()
+            try:
+                return await self._run_locked(vault, trigger, dry_run, force)
+            finally:
+                await lock_conn.execute("SELECT pg_advisory_unlock(hashtext('memvault.dream'), hashtext(%s))",
+                                        (str(vault.id),))
+                await lock_conn.commit()
+
+    async def _run_locked(self, vault: Vault, trigger: str, dry_run: bool, force: bool) -> DreamOutcome:
+        db = self.services.db
+        gate = await self.check_gate(vault, force=force)
+        async with db.transaction(vault.id) as conn:
+            cur = await conn.execute("SELECT * FROM memvault.dream_begin_v1(%s, %s)", (trigger, dry_run))
+            begun = await cur.fetchone()
+        ctx = DreamContext(vault, int(begun["run_id"]), dry_run, gate["last_dream_at"], dict(begun["stats"] or {}))
+        done = begun["stage"]
+        todo = list(STAGES[STAGES.index(done) + 1:]) if done else list(STAGES)
+        try:
+            if dry_run:
+                async with db.transaction(vault.id) as conn:
+                    await self._actor(conn)
+                    for stage in todo:
+                        ctx.stats[stage] = await self._timed(stage, ctx, conn)
+                    raise psycopg.Rollback()  # a dry run changes nothing
+            else:
+                for stage in todo:
+                    async with db.transaction(vault.id) as conn:
+                        await self._actor(conn)
+                        ctx.stats[stage] = await self._timed(stage, ctx, conn)
+                        await conn.execute("SELECT memvault.dream_stage_done_v1(%s, %s, %s::jsonb)",
+                                           (ctx.run_id, stage, json.dumps(ctx.stats[stage], default=str)))
+        except Exception as exc:
+            log.exception("dream of vault %s (run %d) failed", vault.name, ctx.run_id)
+            await self._finish(ctx, "failed", None, f"{type(exc).__name__}: {exc}")
+            raise
+        report = self._report(ctx)
+        run = await self._finish(ctx, "done", report, None)
+        return DreamOutcome(run, bool(begun["resumed"]))
+
+    async def _actor(self, conn: psycopg.AsyncConnection) -> None:
+        await conn.execute("SELECT set_config('memvault.actor', %s, true)", (ACTOR,))
+
+    async def _timed(self, stage: str, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        stats = await getattr(self, f"_{stage}")(ctx, conn)
+        stats["ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        log.info("dream %s run %d: %s %s", ctx.vault.name, ctx.run_id, stage, stats)
+        return stats
+
+    async def _finish(self, ctx: DreamContext, status: str, report: dict | None, error: str | None) -> dict:
+        async with self.services.db.transaction(ctx.vault.id) as conn:
+            await conn.execute("SELECT memvault.dream_finish_v1(%s, %s, %s::jsonb, %s, %s::jsonb)",
+                               (ctx.run_id, status, json.dumps(report, default=str) if report else None, error,
+                                json.dumps(ctx.stats, default=str)))
+            cur = await conn.execute("SELECT r FROM memvault.dream_runs_v1(1, %s) r", (ctx.run_id + 1,))
+            return (await cur.fetchone())["r"]
+
+    def _report(self, ctx: DreamContext) -> dict[str, Any]:
+        s = ctx.stats
+        consolidate = s.get("consolidate", {})
+        return {
+            "dry_run": ctx.dry_run,
+            "conflicts": {"found": s.get("gather_signal", {}).get("conflicts_found", {}),
+                          "resolved": consolidate.get("applied", {}), "queued": consolidate.get("queued", 0),
+                          "stale": consolidate.get("stale", 0), "escalated": consolidate.get("escalated", 0)},
+            "discoveries_added": s.get("reflect", {}).get("added", 0),
+            "orphans_removed": s.get("prune_and_report", {}).get("orphans", 0),
+            "review_pending": s.get("prune_and_report", {}).get("review_pending", 0),
+            "stage_ms": {k: v.get("ms") for k, v in s.items()},
+        }
+
+    # --- the five stages (each on the stage's own transaction) -----------------------------------------------
+    async def _orient(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+        cfg = self.config
+        cur = await conn.execute("SELECT * FROM memvault.dream_gate_v1(%s, now(), %s, %s)",
+                                 (ctx.vault.id, cfg.gate_min_hours, cfg.gate_min_sessions))
+        g = await cur.fetchone()
+        cur = await conn.execute("SELECT * FROM memvault.dream_counts_v1()")
+        counts = await cur.fetchone()
+        return {"last_dream_at": g["last_dream_at"], "hours_since": g["hours_since"],
+                "sessions_since": g["sessions_since"], "blocks_since": g["blocks_since"], **counts}
+
+    async def _gather_signal(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+        cfg = self.config
+        cur = await conn.execute(
+            "SELECT * FROM memvault.dream_conflict_scan_v1(%s, %s, %s, %s, %s, %s, %s)",
+            (ctx.run_id, sorted(SINGLE_VALUED), ctx.since, list(cfg.scan_kinds), cfg.scan_min_cosine,
+             cfg.scan_neighbours, cfg.scan_limit))
+        found = {r["source"]: r["found"] for r in await cur.fetchall()}
+        centrality: dict[str, Any] = {}
+        if not ctx.dry_run:  # PageRank over the graph, as the graph_centrality job does (no-op when unchanged)
+            from app.background.centrality import GraphCentrality
+
+            reports = await GraphCentrality(self.services.db).score_due(ctx.vault.id)
+            centrality = reports[0].as_dict() if reports else {"unchanged": True}
+        return {"conflicts_found": found, "centrality": centrality}
+
+    async def _reflect(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+        cur = await conn.execute("SELECT * FROM memvault.dream_snapshot_v1(%s, %s, %s)",
+                                 (ctx.since, list(self.config.scan_kinds), self.config.reflect_max_memories))
+        memories = [r["content"] for r in await cur.fetchall()]
+        if not memories:
+            return {"memories": 0, "insights": 0, "gaps": 0, "added": 0}
+        orient = ctx.stats.get("orient", {})
+        out = await self.services.llm.run(REFLECT, ReflectInput(memories=memories, stats={
+            k: orient[k] for k in ("sessions_since", "blocks_since") if orient.get(k) is not None}))
+        items = [{"kind": "insight", "key": _key(i.text), "title": i.text, "score": i.confidence,
+                  "detail": {"support": [memories[k][:200] for k in i.support[:5]]}} for i in out.insights]
+        items += [{"kind": "knowledge_gap", "key": _key(g.topic), "title": g.topic, "score": 0.5,
+                   "detail": {"reason": g.reason, "source": "reflect"}} for g in out.gaps]
+        cur = await conn.execute("SELECT memvault.discovery_add_v1(%s, %s::jsonb) AS n",
+                                 (ctx.run_id, json.dumps(items)))
+        added = (await cur.fetchone())["n"]
+        return {"memories": len(memories), "insights": len(out.insights), "gaps": len(out.gaps), "added": added}
+
+    async def _consolidate(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+        return await self.tcr.resolve_pending(conn, limit=self.config.scan_limit * 2)
+
+    async def _prune_and_report(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+        cur = await conn.execute("SELECT memvault.prune_orphan_entities_v1(%s, %s) AS ids",
+                                 (self.config.prune_orphans_limit, ctx.dry_run))
+        orphans = (await cur.fetchone())["ids"]
+        cur = await conn.execute("SELECT memvault.review_sweep_v1(now(), make_interval(days => %s)) AS n",
+                                 (self.config.review_ttl_days,))
+        overdue = (await cur.fetchone())["n"]
+        cur = await conn.execute("SELECT memvault.review_open_count_v1() AS n")
+        pending = (await cur.fetchone())["n"]
+        return {"orphans": len(orphans), "review_overdue": overdue, "review_pending": pending}
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:20]
+

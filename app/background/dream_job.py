@@ -1,0 +1,69 @@
+"""The dream as Procrastinate jobs: ``dream_vault`` (one vault; deferred by ``defer_dream``) and the hourly
+``dream_schedule``, which returns overdue review items to PENDING and defers a dream for every vault whose local
+time is its dream hour (04:00 by default, in the vault's time zone, UTC by default) and whose dual gate is open.
+"""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+import psycopg
+
+from app.background.config import DreamConfig
+from app.worker.app import app, defer_in
+from app.worker.context import get_services
+
+log = logging.getLogger(__name__)
+
+TASK = "dream_vault"
+QUEUE = "dream"
+
+
+def _lock(vault_id: UUID | str) -> str:
+    return f"dream:{vault_id}"
+
+
+async def defer_dream(conn: psycopg.AsyncConnection, *, vault_id: UUID, dry_run: bool = False,
+                      force: bool = False, trigger: str = "schedule") -> int | None:
+    """Queue a dream of ``vault_id`` on ``conn``'s transaction; None when one is already waiting for the vault."""
+    return await defer_in(conn, TASK, {"vault_id": str(vault_id), "dry_run": dry_run, "force": force,
+                                       "trigger": trigger},
+                          queue=QUEUE, queueing_lock=_lock(vault_id))
+
+
+@app.task(name=TASK, queue=QUEUE, retry=1)
+async def dream_vault(vault_id: str, dry_run: bool = False, force: bool = False, trigger: str = "schedule") -> dict:
+    """Dream one vault (app/background/dream.py); a retry resumes after the last completed stage."""
+    from app.background.dream import DreamLoop, GateClosed
+    from app.read.vault_ref import vault_by_id
+
+    services = await get_services()
+    vault = await vault_by_id(services.db, UUID(vault_id))
+    try:
+        outcome = await DreamLoop(services).run(vault, trigger=trigger, dry_run=dry_run, force=force)
+    except GateClosed as exc:  # the gate closed between the schedule and now (another dream ran)
+        log.info("%s", exc)
+        return {"skipped": exc.message}
+    return {"run": outcome.run["id"], "status": outcome.run["status"], "resumed": outcome.resumed}
+
+
+@app.periodic(cron="0 * * * *", periodic_id="dream_schedule")
+@app.task(name="dream_schedule", queue="maintenance", queueing_lock="dream_schedule")
+async def dream_schedule(timestamp: int) -> dict:
+    """Hourly: sweep the review queues, then defer a dream of every vault that is due."""
+    services = await get_services()
+    cfg = DreamConfig()
+    deferred = []
+    async with services.db.transaction() as conn:
+        cur = await conn.execute("SELECT memvault.review_sweep_v1(now(), make_interval(days => %s)) AS n",
+                                 (cfg.review_ttl_days,))
+        overdue = (await cur.fetchone())["n"]
+        cur = await conn.execute("SELECT * FROM memvault.dream_due_v1(now(), %s, %s)",
+                                 (cfg.gate_min_hours, cfg.gate_min_sessions))
+        for row in await cur.fetchall():
+            if await defer_dream(conn, vault_id=row["vault_id"], trigger="schedule") is not None:
+                deferred.append(row["name"])
+    if deferred:
+        log.info("dream deferred for %s", ", ".join(deferred))
+    return {"deferred": deferred, "review_overdue": overdue}
