@@ -1,4 +1,11 @@
-"""The ``memvault`` command. Each area adds its own sub-commands; heavy imports stay inside handlers."""
+"""The ``memvault`` command. Each area adds its own sub-commands; heavy imports stay inside handlers.
+
+Exit codes, the same for every sub-command (a script can rely on them; ``memvault --help`` lists them):
+0 done; 1 a failure that is not the caller's (database error, model failure, a bug); 2 bad usage or input (argparse's
+own code, and InvalidInput); 3 not found (vault, memory, session); 4 conflict (already exists, already closed);
+5 the database is unavailable; 130 interrupted. Errors go to stderr as ``memvault: what happened`` and a
+``hint:`` line that says what to do. (``memvault hook`` always exits 1 on failure: Claude Code would block the
+prompt on 2.)"""
 
 from __future__ import annotations
 
@@ -6,7 +13,18 @@ import argparse
 import importlib
 import sys
 
-from app.errors import MemvaultError
+from app.errors import Conflict, DatabaseUnavailable, InvalidInput, MemvaultError, NotFound, PayloadTooLarge
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT, EXIT_UNAVAILABLE, EXIT_INTERRUPTED = (
+    0, 1, 2, 3, 4, 5, 130)
+_EXIT_BY_ERROR = ((InvalidInput, EXIT_USAGE), (PayloadTooLarge, EXIT_USAGE), (NotFound, EXIT_NOT_FOUND),
+                  (Conflict, EXIT_CONFLICT), (DatabaseUnavailable, EXIT_UNAVAILABLE))
+EPILOG = ("exit codes: 0 done, 1 failure (not the caller's), 2 bad usage or input, 3 not found, 4 conflict, "
+          "5 database unavailable, 130 interrupted")
+
+
+def exit_code(exc: MemvaultError) -> int:
+    return next((code for cls, code in _EXIT_BY_ERROR if isinstance(exc, cls)), EXIT_FAILURE)
 
 # Modules exposing ``add_commands(subparsers)``; each sets ``func`` (args -> exit code) on its parsers.
 _COMMAND_MODULES = (
@@ -17,12 +35,14 @@ _COMMAND_MODULES = (
     "app.read.commands",
     "app.interfaces.commands",
     "app.background.commands",
+    "app.interfaces.people",
+    "app.importers.commands",
     "app.bench.commands",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memvault", description="Long-term memory for AI agents.")
+    parser = argparse.ArgumentParser(prog="memvault", description="Long-term memory for AI agents.", epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:
@@ -41,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except MemvaultError as exc:
         print(f"memvault: {exc}", file=sys.stderr)
-        return 1
+        return exit_code(exc)
     except KeyboardInterrupt:
         print("memvault: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -124,3 +124,29 @@ async def vault(services):
     from app.vaults import create_vault
 
     return await create_vault(services.db, "test-vault")
+
+
+def cli_env(db_url: str) -> dict[str, str]:
+    """The environment of a ``memvault`` process on the test's database with the offline defaults."""
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    return {**env, "MEMVAULT_DATABASE_URL": db_url, "MEMVAULT_EMBEDDER": "use", "MEMVAULT_LLM": "heuristic",
+            "MEMVAULT_RERANKER": "none", "MEMVAULT_RAIL2_EMBEDDER": "none",
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+
+@pytest.fixture
+def memvault_env(db_url: str, monkeypatch) -> Iterator[None]:
+    """``app.cli.main`` in this process, on the test's database: the settings re-read from the environment."""
+    from app.models.registry import clear_cache
+
+    for key, value in cli_env(db_url).items():
+        if key.startswith("MEMVAULT_"):
+            monkeypatch.setenv(key, value)
+    get_settings.cache_clear()
+    clear_cache()
+    try:
+        yield
+    finally:
+        get_settings.cache_clear()

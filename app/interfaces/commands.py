@@ -74,15 +74,19 @@ def _hook(args: argparse.Namespace) -> int:
     import contextlib
     import sys
 
-    from app.errors import InvalidInput
+    from app.errors import InvalidInput, MemvaultError
     from app.interfaces.hooks import HookInput, run_hook
     from app.services import Services
     from app.vaults import get_or_create_vault
 
-    if args.token_budget < 1:
-        raise InvalidInput(f"--token-budget must be at least 1, got {args.token_budget}")
-    data = HookInput.parse(sys.stdin.read())
     out = sys.stdout
+    try:
+        if args.token_budget < 1:
+            raise InvalidInput(f"--token-budget must be at least 1, got {args.token_budget}")
+        data = HookInput.parse(sys.stdin.read())
+    except MemvaultError as exc:  # exit 1, never 2: Claude Code blocks the prompt on exit code 2
+        print(f"memvault: {exc}", file=sys.stderr)
+        return 1
 
     async def main() -> str | None:
         services = await Services.start()
@@ -92,8 +96,12 @@ def _hook(args: argparse.Namespace) -> int:
         finally:
             await services.close()
 
-    with contextlib.redirect_stdout(sys.stderr):  # only the hook's answer goes to stdout
-        answer = asyncio.run(main())
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # only the hook's answer goes to stdout
+            answer = asyncio.run(main())
+    except MemvaultError as exc:
+        print(f"memvault: {exc}", file=sys.stderr)
+        return 1
     if answer:
         print(answer, file=out)
     return 0

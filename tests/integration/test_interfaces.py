@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,12 +19,6 @@ async def _turns(services, vault) -> list[tuple[str, str, str]]:
     rows = await services.db.fetchall("SELECT session_id, role, content FROM memvault.turn WHERE vault_id = %s "
                                       "ORDER BY seq", (vault.id,), vault_id=vault.id)
     return [(r["session_id"], r["role"], r["content"]) for r in rows]
-
-
-def _cli_env(db_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    return {**env, "MEMVAULT_DATABASE_URL": db_url, "MEMVAULT_EMBEDDER": "use", "MEMVAULT_LLM": "heuristic",
-            "MEMVAULT_RERANKER": "none", "MEMVAULT_RAIL2_EMBEDDER": "none"}
 
 
 # --- Claude Code hooks --------------------------------------------------------------------------------------------
@@ -97,25 +89,15 @@ async def test_hook_with_nothing_to_recall_prints_nothing(services, vault) -> No
     assert await run_hook(services, vault, "stop", HookInput("cc-2", None, None, None), token_budget=500) is None
 
 
-async def test_hook_command_reads_stdin_and_answers_on_stdout(db_url, monkeypatch, capsys) -> None:
+async def test_hook_command_reads_stdin_and_answers_on_stdout(memvault_env, monkeypatch, capsys) -> None:
     from app.cli import main
-    from app.models.registry import clear_cache
-    from app.settings import get_settings
 
-    for key, value in _cli_env(db_url).items():
-        if key.startswith("MEMVAULT_"):
-            monkeypatch.setenv(key, value)
-    get_settings.cache_clear()
-    clear_cache()
-    try:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"session_id": "cc-3", "prompt": "hi"})))
-        assert await asyncio.to_thread(main, ["hook", "user-prompt-submit", "--vault", "coding"]) == 0
-        assert capsys.readouterr().out == ""  # an empty new vault: nothing to add, and nothing else on stdout
-        monkeypatch.setattr(sys, "stdin", io.StringIO("not json"))
-        assert await asyncio.to_thread(main, ["hook", "stop", "--vault", "coding"]) == 1
-        assert "hook input is not JSON" in capsys.readouterr().err
-    finally:
-        get_settings.cache_clear()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"session_id": "cc-3", "prompt": "hi"})))
+    assert await asyncio.to_thread(main, ["hook", "user-prompt-submit", "--vault", "coding"]) == 0
+    assert capsys.readouterr().out == ""  # an empty new vault: nothing to add, and nothing else on stdout
+    monkeypatch.setattr(sys, "stdin", io.StringIO("not json"))
+    assert await asyncio.to_thread(main, ["hook", "stop", "--vault", "coding"]) == 1  # never 2: that blocks
+    assert "hook input is not JSON" in capsys.readouterr().err
 
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
@@ -126,47 +108,38 @@ def _payload(name: str, **override) -> str:
     return json.dumps({**json.loads((FIXTURES / f"{name}.json").read_text()), **override})
 
 
-async def test_recorded_payloads_through_the_hook_command(services, db_url, tmp_path, monkeypatch, capsys) -> None:
+async def test_recorded_payloads_through_the_hook_command(services, memvault_env, tmp_path, monkeypatch,
+                                                          capsys) -> None:
     """A whole Claude Code session through ``memvault hook``: session-start hands the project's memories over,
     user-prompt-submit recalls and records the prompt, stop records the answer, session-end closes."""
     from app.cli import main
-    from app.models.registry import clear_cache
-    from app.settings import get_settings
     from app.vaults import create_vault
 
     coding = await create_vault(services.db, "coding")
     tools = MemvaultTools(services, "coding")
     await tools.call("remember", {"content": "billing-api: we decided to keep invoices in UTC, never local time."})
     await tools.call("remember", {"content": "The staging database of billing-api runs on port 6543."})
-    for key, value in _cli_env(db_url).items():
-        if key.startswith("MEMVAULT_"):
-            monkeypatch.setenv(key, value)
-    get_settings.cache_clear()
-    clear_cache()
 
     async def hook(event: str, stdin: str) -> str:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
         assert await asyncio.to_thread(main, ["hook", event, "--vault", "coding"]) == 0
         return capsys.readouterr().out
 
-    try:
-        start = json.loads(await hook("session-start", _payload("session_start")))["hookSpecificOutput"]
-        assert start["hookEventName"] == "SessionStart"
-        assert start["additionalContext"].startswith("Long-term memories about this project (memvault, vault coding)")
-        assert "UTC" in start["additionalContext"]
-        assert await _turns(services, coding) == []  # a session start writes nothing
+    start = json.loads(await hook("session-start", _payload("session_start")))["hookSpecificOutput"]
+    assert start["hookEventName"] == "SessionStart"
+    assert start["additionalContext"].startswith("Long-term memories about this project (memvault, vault coding)")
+    assert "UTC" in start["additionalContext"]
+    assert await _turns(services, coding) == []  # a session start writes nothing
 
-        prompt = json.loads(await hook("user-prompt-submit", _payload("user_prompt_submit")))["hookSpecificOutput"]
-        assert prompt["hookEventName"] == "UserPromptSubmit" and "6543" in prompt["additionalContext"]
-        session = json.loads(_payload("stop"))["session_id"]
-        assert await hook("stop", _payload("stop", transcript_path=str(_transcript(tmp_path)))) == ""
-        assert await hook("session-end", _payload("session_end")) == ""
-        assert [t[1] for t in await _turns(services, coding)] == ["user", "assistant"]
-        row = await services.db.fetchone("SELECT closed_at FROM memvault.session WHERE vault_id = %s AND id = %s",
-                                         (coding.id, session), vault_id=coding.id)
-        assert row["closed_at"] is not None
-    finally:
-        get_settings.cache_clear()
+    prompt = json.loads(await hook("user-prompt-submit", _payload("user_prompt_submit")))["hookSpecificOutput"]
+    assert prompt["hookEventName"] == "UserPromptSubmit" and "6543" in prompt["additionalContext"]
+    session = json.loads(_payload("stop"))["session_id"]
+    assert await hook("stop", _payload("stop", transcript_path=str(_transcript(tmp_path)))) == ""
+    assert await hook("session-end", _payload("session_end")) == ""
+    assert [t[1] for t in await _turns(services, coding)] == ["user", "assistant"]
+    row = await services.db.fetchone("SELECT closed_at FROM memvault.session WHERE vault_id = %s AND id = %s",
+                                     (coding.id, session), vault_id=coding.id)
+    assert row["closed_at"] is not None
 
 
 # --- the inspector page -------------------------------------------------------------------------------------------

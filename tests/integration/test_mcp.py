@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from app.interfaces.mcp import MemvaultTools, http_app
+from tests.conftest import cli_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,12 +27,6 @@ def _text(result) -> str:
     [block] = result.content
     assert block.type == "text"
     return block.text
-
-
-def cli_env(db_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    return {**env, "MEMVAULT_DATABASE_URL": db_url, "MEMVAULT_EMBEDDER": "use", "MEMVAULT_LLM": "heuristic",
-            "MEMVAULT_RERANKER": "none", "MEMVAULT_RAIL2_EMBEDDER": "none", "PYTHONPATH": str(ROOT)}
 
 
 def _free_port() -> int:
