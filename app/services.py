@@ -1,12 +1,19 @@
-"""The running service's shared objects: database pool and model clients, built once from settings."""
+"""The running service's shared objects: database pool, model clients and the built tracks, made once from
+settings (``services.read``, ``services.write``, ``services.sessions`` are built on first use and reused)."""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from app.db.connector import Database
 from app.models.base import LLM, Embedder, Reranker
 from app.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from app.read.recall import ReadTrack
+    from app.write.pipeline import WriteTrack
+    from app.write.sessions import SessionTrack
 
 
 def database_url(settings: Settings) -> str:
@@ -29,7 +36,26 @@ class Services:
         self.rail2 = rail2  # the second dense rail's model (app/read/rail2.py), None when off
         self.llm = llm
         self.reranker = reranker
-        self.extras: dict[str, Any] = {}
+
+    @cached_property
+    def read(self) -> ReadTrack:
+        """The read track, with the Slow Thinker's prefetch cache as its shortcut."""
+        from app.read.prefetch import PrefetchCache
+        from app.read.recall import ReadTrack
+
+        return ReadTrack(self, shortcut=PrefetchCache(self))
+
+    @cached_property
+    def write(self) -> WriteTrack:
+        from app.write.pipeline import WriteTrack
+
+        return WriteTrack(self)
+
+    @cached_property
+    def sessions(self) -> SessionTrack:
+        from app.write.sessions import SessionTrack
+
+        return SessionTrack(self)
 
     @classmethod
     async def start(cls, settings: Settings | None = None, *, url: str | None = None) -> Services:

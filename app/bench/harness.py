@@ -136,13 +136,11 @@ async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[S
     Returns each session's archived turn ids, in turn order.
     """
     from app.bench.data import distinct_session_ids
-    from app.write.sessions import SessionTrack, TurnIn
+    from app.write.sessions import TurnIn
 
     sessions = distinct_session_ids(sessions)
 
-    track = services.extras.get("bench.session_track")
-    if track is None:
-        track = services.extras["bench.session_track"] = SessionTrack(services)
+    track = services.sessions
     turn_ids: dict[str, tuple[int, ...]] = {}
     t0 = time.perf_counter()
     for s in sorted(sessions, key=lambda s: s.date):

@@ -103,9 +103,7 @@ async def _drop(services: Services, vault: Vault, attempts: int = 3) -> None:
     cannot be dropped is reported and left (named ``bench-...``) rather than losing the run's results."""
     from app.errors import MemvaultError
 
-    read_track = services.extras.get("read_track")
-    if read_track is not None and hasattr(read_track, "drain"):
-        await read_track.drain()  # recall's access-count write-backs still touching this vault's blocks
+    await services.read.drain()  # recall's access-count write-backs still touching this vault's blocks
     for attempt in range(1, attempts + 1):
         try:
             async with _admin(services) as admin:

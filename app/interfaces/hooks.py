@@ -67,9 +67,9 @@ def _text(value: Any) -> str | None:
 
 async def run_hook(services: Services, vault: Vault, event: str, data: HookInput, *, token_budget: int) -> str | None:
     """What the hook prints on stdout (None: nothing)."""
-    from app.write.sessions import SessionTrack, TurnIn
+    from app.write.sessions import TurnIn
 
-    sessions = SessionTrack(services)
+    sessions = services.sessions
     now = datetime.now(UTC)
     if event == "session-start":
         project = Path(data.cwd).name if data.cwd else "this project"

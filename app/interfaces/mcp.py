@@ -156,18 +156,17 @@ class MemvaultTools:
 
     async def _remember(self, a: RememberArgs) -> str:
         from app.write.items import WriteItem
-        from app.write.pipeline import WriteTrack
 
         item = WriteItem(content=a.content, said_at=a.said_at or datetime.now(UTC), source_kind=a.source_kind,
                          category=a.category, confidence=a.confidence, session_id=a.session_id, metadata=a.metadata)
-        [r] = await WriteTrack(self.services).remember(await self._vault(a.vault), [item])
+        [r] = await self.services.write.remember(await self._vault(a.vault), [item])
         return _decision_line(r.as_dict())
 
     async def _append_turns(self, a: AppendTurnsArgs) -> str:
-        from app.write.sessions import SessionTrack, TurnIn
+        from app.write.sessions import TurnIn
 
         now = datetime.now(UTC)
-        result = await SessionTrack(self.services).append_turns(
+        result = await self.services.sessions.append_turns(
             await self._vault(a.vault), a.session_id, [TurnIn(t.role, t.content, t.said_at or now) for t in a.turns])
         lines = [f"{len(result.turn_ids)} turns recorded in session {result.session_id!r}"]
         lines += [_decision_line(r.as_dict()) for r in result.chunks]

@@ -11,50 +11,53 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from app.pagerank import pagerank
-from app.read.config import LayerPlan, ReadConfig, RecallOptions, ScoringConfig
+from app.read.config import ReadConfig
+from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate, score_blocks
 
 if TYPE_CHECKING:
     from app.services import Services
-    from app.vaults import Vault
 
 
-class CascadeRecall:
+class CascadeRecall(ReadStage):
+    """Adds ``ctx.found["cascade"]`` (the response's cascade cards); the ranked candidates pass unchanged."""
+
+    name: ClassVar[str] = "cascade"
+    needs_db: ClassVar[bool] = True
+
     def __init__(self, services: Services, config: ReadConfig | None = None) -> None:
         self.services = services
         self.config = config or ReadConfig()
 
-    async def __call__(self, vault: Vault, query: str, qvec: np.ndarray, cards: list[Candidate], plan: LayerPlan,
-                       scoring: ScoringConfig, options: RecallOptions,
-                       events: list[dict[str, Any]]) -> list[Candidate]:
-        out: list[Candidate] = []
-        async with self.services.db.transaction(vault.id) as conn:
-            if plan.triples:
-                out += await self._local(conn, query, qvec, cards, scoring, options, events)
-            if plan.communities:
-                out += await self._global(conn, qvec, events)
-        return out
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> CascadeRecall:
+        return cls(services, config)
 
-    async def _local(self, conn, query: str, qvec: np.ndarray, cards: list[Candidate], scoring: ScoringConfig,
-                     options: RecallOptions, events: list[dict[str, Any]]) -> list[Candidate]:
-        cfg = self.config
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
+        out: list[Candidate] = ctx.found.setdefault("cascade", [])
+        if ctx.plan.triples:
+            out += await self._local(ctx, cands)
+        if ctx.plan.communities:
+            out += await self._global(ctx)
+        return cands
+
+    async def _local(self, ctx: RecallContext, cards: list[Candidate]) -> list[Candidate]:
+        cfg, conn, query, qvec = self.config, ctx.conn, ctx.query, ctx.qvec
         top_ids = [c.id for c in cards[:10]]
         cur = await conn.execute("SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s::bigint[], %s)", (query, top_ids, qvec))
         seeds = {r["entity_id"]: float(r["weight"]) for r in await cur.fetchall()}
         if not seeds:
-            events.append({"stage": "cascade", "mode": "LOCAL", "event": "no_seed_entities"})
+            ctx.emit(mode="LOCAL", event="no_seed_entities")
             return []
         cur = await conn.execute("SELECT * FROM memvault.graph_expand_v1(%s::bigint[], %s, %s)",
-                                 (list(seeds), cfg.cascade_hops, options.as_of))
+                                 (list(seeds), cfg.cascade_hops, ctx.as_of))
         edges = await cur.fetchall()
         if not edges:
-            events.append({"stage": "cascade", "mode": "LOCAL", "event": "empty_neighbourhood",
-                           "seeds": len(seeds)})
+            ctx.emit(mode="LOCAL", event="empty_neighbourhood",
+                           seeds=len(seeds))
             return []
         ppr = pagerank([(e["subject_id"], e["object_id"], float(e["confidence"] or 1.0)) for e in edges],
                                     seeds, damping=cfg.ppr_damping)
@@ -68,16 +71,15 @@ class CascadeRecall:
         top = max(mass.values())
         ids = list(mass)
         base = [mass[b] / top for b in ids]
-        found = await score_blocks(conn, ids, base, qvec, scoring, as_of=options.as_of, known_at=options.known_at,
-                                   limit=cfg.cascade_k * 2, origin="cascade")
-        events.append({"stage": "cascade", "mode": "LOCAL", "seeds": len(seeds), "edges": len(edges),
-                       "evidence": len(ids), "kept": len(found)})
+        found = await score_blocks(ctx, ids, base, limit=cfg.cascade_k * 2, origin="cascade")
+        ctx.emit(mode="LOCAL", seeds=len(seeds), edges=len(edges),
+                       evidence=len(ids), kept=len(found))
         return found
 
-    async def _global(self, conn, qvec: np.ndarray, events: list[dict[str, Any]]) -> list[Candidate]:
-        cur = await conn.execute("SELECT * FROM memvault.community_summaries_v1(%s, %s)", (qvec, 5))
+    async def _global(self, ctx: RecallContext) -> list[Candidate]:
+        cur = await ctx.conn.execute("SELECT * FROM memvault.community_summaries_v1(%s, %s)", (ctx.qvec, 5))
         rows = await cur.fetchall()
-        events.append({"stage": "cascade", "mode": "GLOBAL", "summaries": len(rows)})
+        ctx.emit(mode="GLOBAL", summaries=len(rows))
         # Community summaries are not blocks: negative ids keep them apart from block ids in the response.
         return [Candidate(id=-int(r["id"]), score=float(r["cosine"]), base=float(r["cosine"]),
                           cosine=float(r["cosine"]), text=r["summary"], content=r["summary"], kind="summary",

@@ -22,18 +22,29 @@ Measured over the kept dev vaults (the same ingest, weight / cap / top):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar
 
 from app.read.config import CohesionConfig
+from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
 
+if TYPE_CHECKING:
+    from app.read.config import ReadConfig
+    from app.services import Services
 
-class SessionCohesion:
+
+class SessionCohesion(ReadStage):
+    name: ClassVar[str] = "cohesion"
+
     def __init__(self, config: CohesionConfig | None = None) -> None:
         self.config = config or CohesionConfig()
 
-    def __call__(self, cands: list[Candidate], events: list[dict[str, Any]]) -> list[Candidate]:
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> SessionCohesion:
+        return cls(config.cohesion)
+
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
         cfg = self.config
         if not cfg.enabled or cfg.weight == 0 or len(cands) < 2:
             return cands
@@ -58,6 +69,5 @@ class SessionCohesion:
         if not lifted:
             return cands
         COUNTERS.incr("cohesion.lifted", lifted)
-        events.append({"stage": "cohesion", "lifted": lifted,
-                       "sessions": sum(1 for s in per_session.values() if s > 1.0)})
+        ctx.emit(lifted=lifted, sessions=sum(1 for s in per_session.values() if s > 1.0))
         return sorted(out, key=lambda c: (-c.score, c.id))

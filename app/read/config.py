@@ -210,6 +210,32 @@ class IntentProfile:
 
 _BASE = ScoringConfig()
 
+# The stages of a recall in order, as "module:Class" (each class follows the Stage protocol of
+# app/read/context.py; app/read/pipeline.py imports them when the read track is built, so a wrong entry fails at
+# start-up, and runs them). Adding a stage: its module, plus its entry here. The thinking mode picks the recipe;
+# slow = fast + multi-query, the knowledge gap, cascade recall and CRAG (seed 000). The selection funnel is in
+# both, switched per call (RecallOptions.funnel) or by FunnelConfig.enabled.
+FAST_RECIPE: tuple[str, ...] = (
+    "app.read.search:FastSearch",
+    "app.read.continuity:SessionContinuity",
+    "app.read.speaker:SpeakerMatch",
+    "app.read.cohesion:SessionCohesion",
+    "app.read.rerank:RerankStage",
+    "app.read.funnel:SelectionFunnel",
+)
+SLOW_RECIPE: tuple[str, ...] = (
+    "app.read.search:FastSearch",
+    "app.read.continuity:SessionContinuity",
+    "app.read.funnel:MultiQuery",
+    "app.read.gap:KnowledgeGap",
+    "app.read.speaker:SpeakerMatch",
+    "app.read.cohesion:SessionCohesion",
+    "app.read.rerank:RerankStage",
+    "app.read.funnel:SelectionFunnel",
+    "app.read.cascade:CascadeRecall",
+    "app.read.crag:CragEvaluator",
+)
+
 PROFILES: dict[str, IntentProfile] = {
     "entity_lookup": IntentProfile("entity_lookup", replace(_BASE, semantic_w=0.5 * SEMANTIC_SCALE),
                                    RerankBlend(0.2, 0.8), RetrievalMode.LOCAL, "fast"),
@@ -246,6 +272,7 @@ class ReadConfig:
     router_alpha: float = 0.25
     router_min_samples: int = 50
     prefetch_ttl_s: int = 300
+    recipes: tuple[tuple[Thinking, tuple[str, ...]], ...] = (("fast", FAST_RECIPE), ("slow", SLOW_RECIPE))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,39 +10,42 @@ cosine, recency, trust...) before they are merged with the rest, each memory at 
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
-
-from app.read.config import ContinuityConfig, ScoringConfig
+from app.read.config import ContinuityConfig
+from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate, score_blocks
 
 if TYPE_CHECKING:
-    import psycopg
+    from app.read.config import ReadConfig
+    from app.services import Services
 
 
-class SessionContinuity:
+class SessionContinuity(ReadStage):
+    name: ClassVar[str] = "continuity"
+    needs_db: ClassVar[bool] = True
+
     def __init__(self, config: ContinuityConfig | None = None) -> None:
         self.config = config or ContinuityConfig()
 
-    async def __call__(self, conn: psycopg.AsyncConnection, cands: list[Candidate], qvec: np.ndarray,
-                       scoring: ScoringConfig, *, as_of: datetime | None, known_at: datetime | None, limit: int,
-                       events: list[dict[str, Any]]) -> list[Candidate]:
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> SessionContinuity:
+        return cls(config.continuity)
+
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
         cfg = self.config
         top = cands[: cfg.hits]
         if not cfg.enabled or not any(c.source_turn_ids for c in top):
             return cands  # memories written directly (not turns) have no conversation around them
-        cur = await conn.execute("SELECT * FROM memvault.session_neighbours_v1(%s::bigint[], %s)",
-                                 ([c.id for c in top], cfg.window))
+        cur = await ctx.conn.execute("SELECT * FROM memvault.session_neighbours_v1(%s::bigint[], %s)",
+                                     ([c.id for c in top], cfg.window))
         rows = await cur.fetchall()
         base_of = {c.id: c.base for c in top}
         ids = [int(r["id"]) for r in rows]
         base = [base_of[int(r["parent_id"])] * cfg.decay ** int(r["distance"]) for r in rows]
-        found = await score_blocks(conn, ids, base, qvec, scoring, as_of=as_of, known_at=known_at, limit=len(ids),
-                                   origin="context")
-        events.append({"stage": "continuity", "neighbours": len(ids), "scored": len(found)})
-        return merge_best(cands, found, limit)
+        found = await score_blocks(ctx, ids, base, limit=len(ids), origin="context")
+        ctx.emit(neighbours=len(ids), scored=len(found))
+        return merge_best(cands, found, ctx.limit)
 
 
 def merge_best(cands: list[Candidate], more: list[Candidate], limit: int) -> list[Candidate]:

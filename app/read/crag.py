@@ -7,20 +7,31 @@ gap (``memvault.record_recall_v1``), surfaced in ``meta.knowledge_gap`` at the n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ClassVar
 
+from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
+    from app.read.config import ReadConfig
     from app.services import Services
 
 
-class CragEvaluator:
+class CragEvaluator(ReadStage):
+    """Judges the top 5 candidates (``ctx.found["crag"]``); the candidates pass unchanged."""
+
+    name: ClassVar[str] = "crag"
+
     def __init__(self, services: Services) -> None:
         self.services = services
 
-    async def __call__(self, query: str, top: list[Candidate], events: list[dict[str, Any]]) -> dict[str, Any]:
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> CragEvaluator:
+        return cls(services)
+
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
+        query, top = ctx.query, cands[:5]
         from app.models.tasks.crag_evaluate import CRAG_EVALUATE, CragInput
 
         payload = CragInput(query=query, texts=[c.text for c in top],
@@ -28,5 +39,7 @@ class CragEvaluator:
         traced = await self.services.llm.run_traced(CRAG_EVALUATE, payload)
         out = traced.output
         COUNTERS.incr(f"crag.{out.verdict.lower()}")
-        events.append({"stage": "crag", "verdict": out.verdict, "score": out.score, "source": traced.source})
-        return {"verdict": out.verdict, "score": out.score, "reason": out.reason, "source": traced.source}
+        ctx.emit(verdict=out.verdict, score=out.score, source=traced.source)
+        ctx.found["crag"] = {"verdict": out.verdict, "score": out.score, "reason": out.reason,
+                             "source": traced.source}
+        return cands

@@ -15,11 +15,11 @@ coverage@10 0.690 -> 0.695. Either change alone gained nothing.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
-from uuid import UUID
+from typing import TYPE_CHECKING, ClassVar
 
 from app.models.tasks.text import EN_STOPWORDS
-from app.read.config import FunnelConfig, RecallOptions, ScoringConfig
+from app.read.config import FunnelConfig
+from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
 from app.read.formatter import count_tokens
 from app.read.search import Candidate
@@ -28,7 +28,7 @@ from app.read.stats import COUNTERS
 if TYPE_CHECKING:
     import psycopg
 
-    from app.read.search import FastSearch
+    from app.read.config import ReadConfig
     from app.services import Services
 
 VARIANT_W = 0.85
@@ -99,34 +99,58 @@ async def common_names(conn: psycopg.AsyncConnection, found: list[str]) -> froze
                      if r["freq"] is not None and r["freq"] > COMMON_NAME_FREQ)
 
 
-async def multi_query(services: Services, search: FastSearch, conn: psycopg.AsyncConnection, vault_id: UUID,
-                      query: str, first: list[Candidate], scoring: ScoringConfig, options: RecallOptions,
-                      limit: int, n: int, events: list[dict[str, Any]]) -> list[Candidate]:
-    variants = decompose(query, n, await common_names(conn, names(query)))[1:]
-    if not variants:
-        return first
-    vecs = services.embedder.embed_documents(variants) if len(variants) > 1 else \
-        [services.embedder.embed_query(variants[0])]
-    lists: list[tuple[float, list[Candidate]]] = [(1.0, first)]
-    for text, vec in zip(variants, vecs):
-        found = await search(conn, vault_id, text, vec, scoring, as_of=options.as_of, known_at=options.known_at,
-                             limit=limit)
-        lists.append((VARIANT_W, found))
-    events.append({"stage": "multi_query", "variants": variants})
-    return merge(lists, limit)
+class MultiQuery(ReadStage):
+    """Slow mode: the question's variants searched and scored like it, merged by CombSUM."""
+
+    name: ClassVar[str] = "multi_query"
+    needs_db: ClassVar[bool] = True
+
+    def __init__(self, services: Services, config: ReadConfig) -> None:
+        from app.read.search import FastSearch
+
+        self.services = services
+        self.search = FastSearch(services, config.search)
+        self.n = config.funnel.variants
+
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> MultiQuery:
+        return cls(services, config)
+
+    async def __call__(self, ctx: RecallContext, first: list[Candidate]) -> list[Candidate]:
+        query = ctx.query
+        variants = decompose(query, self.n, await common_names(ctx.conn, names(query)))[1:]
+        if not variants:
+            return first
+        embedder = self.services.embedder
+        vecs = embedder.embed_documents(variants) if len(variants) > 1 else [embedder.embed_query(variants[0])]
+        lists: list[tuple[float, list[Candidate]]] = [(1.0, first)]
+        for text, vec in zip(variants, vecs):
+            lists.append((VARIANT_W, await self.search.find(ctx, text, vec)))
+        ctx.emit(variants=variants)
+        return merge(lists, ctx.limit)
 
 
-class SelectionFunnel:
+class SelectionFunnel(ReadStage):
+    """Switched on per call (``RecallOptions.funnel``) or by ``FunnelConfig.enabled``: ``ctx.funnel``."""
+
+    name: ClassVar[str] = "funnel"
+
     def __init__(self, services: Services, config: FunnelConfig | None = None) -> None:
         self.services = services
         self.config = config or FunnelConfig()
 
-    async def __call__(self, query: str, intent: str, cands: list[Candidate],
-                       events: list[dict[str, Any]]) -> list[Candidate]:
-        cfg = self.config
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> SelectionFunnel:
+        return cls(services, config.funnel)
+
+    def active(self, ctx: RecallContext) -> bool:
+        return ctx.funnel
+
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
+        cfg, query = self.config, ctx.query
         wide = cands[: cfg.candidates]
         floored = [c for c in wide if c.cosine >= cfg.similarity_floor]
-        kept = await self._fit_gate(query, intent, floored, events)
+        kept = await self._fit_gate(ctx, query, ctx.intent, floored)
         weights = dict(cfg.provenance)
         ranked = sorted(kept, key=lambda c: (-(weights.get(c.source_kind, 0.6) * c.score), c.id))
         deduped: list[Candidate] = []
@@ -144,12 +168,12 @@ class SelectionFunnel:
                 break
             used += t
             out.append(c)
-        events.append({"stage": "funnel", "retrieved": len(wide), "after_floor": len(floored),
-                       "after_gate": len(kept), "after_dedup": len(deduped), "kept": len(out)})
+        ctx.emit(retrieved=len(wide), after_floor=len(floored), after_gate=len(kept), after_dedup=len(deduped),
+                 kept=len(out))
         return out
 
-    async def _fit_gate(self, query: str, intent: str, cands: list[Candidate],
-                        events: list[dict[str, Any]]) -> list[Candidate]:
+    async def _fit_gate(self, ctx: RecallContext, query: str, intent: str,
+                        cands: list[Candidate]) -> list[Candidate]:
         if not cands:
             return cands
         from app.models.tasks.fit_gate import FIT_GATE, FitGateInput
@@ -159,7 +183,7 @@ class SelectionFunnel:
                 FIT_GATE, FitGateInput(query=query, intent=intent, candidates=[c.text for c in cands]))
         except Exception as exc:  # the gate fails open: an error keeps every candidate
             COUNTERS.incr("funnel.fit_gate_failed_open")
-            events.append({"stage": "funnel", "event": "fit_gate_failed_open", "detail": str(exc)})
+            ctx.emit(event="fit_gate_failed_open", detail=str(exc))
             return cands
         keep = set(traced.output.kept())
         return [c for i, c in enumerate(cands) if i in keep]

@@ -9,7 +9,8 @@ Admission control, all five must pass: the session has at least 3 turns; topic d
 utterances with the rest of the window) at most 0.7; the last prediction for the session at least 30 s old; a
 predicted question's confidence at least 0.4; the vault has at least 10 conversations (below: bypassed).
 
-``recall`` looks here first (:meth:`SlowThinker.lookup`); a hit is sanitized again on the way out by the
+``recall`` looks here first (:class:`PrefetchCache`, the read track's shortcut, wired by ``Services``: this
+module imports the read track, never the other way round); a hit is sanitized again on the way out by the
 formatter's sanitizer, a miss costs one indexed lookup. Hit and miss counters are in ``app.read.stats``.
 """
 
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from app.read.config import RecallOptions
+from app.read.context import StageClock
+from app.read.recall import Prefetched
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
@@ -45,12 +48,6 @@ class Admission:
     emit: int = 2
     dedup_window_s: int = 300
     ttl_s: int = 300
-
-
-@dataclass(frozen=True, slots=True)
-class Prefetched:
-    candidates: list[Candidate]
-    meta: dict[str, Any]
 
 
 @dataclass
@@ -81,7 +78,7 @@ def _to_json(c: Candidate) -> dict[str, Any]:
         if d[key] is not None:
             d[key] = d[key].isoformat()
     d["source_turn_ids"] = list(c.source_turn_ids)
-    d["factors"] = list(c.factors)
+    d["factors"] = dict(c.factors)
     return d
 
 
@@ -91,7 +88,8 @@ def _from_json(d: dict[str, Any]) -> Candidate:
         if d.get(key):
             d[key] = datetime.fromisoformat(d[key])
     d["source_turn_ids"] = tuple(d.get("source_turn_ids") or ())
-    d["factors"] = tuple(d.get("factors") or ())
+    factors = d.get("factors")
+    d["factors"] = dict(factors) if isinstance(factors, dict) else {}  # an entry cached before names: none
     d["origin"] = "prefetch"
     return Candidate(**d)
 
@@ -144,12 +142,12 @@ class SlowThinker:
         fresh = [q for q in confident if query_hash(q.question) not in seen]
         report = PrefetchReport(True, "admitted", predicted)
         # QuestionEmitter
-        from app.read.recall import ReadTrack, StageClock
-
-        track = ReadTrack.of(self.services)
+        track = self.services.read
         for q in fresh[: adm.emit]:
-            cands, _, meta = await track.retrieve(vault, q.question, RecallOptions(use_prefetch=False),
-                                                  track.config.default_k * 2, StageClock(), [])
+            ctx = await track.context(vault, q.question, RecallOptions(use_prefetch=False),
+                                      track.config.default_k * 2, StageClock())
+            cands = await track.retrieve(ctx)
+            meta = track.meta(ctx)
             sanitizer = ReadSanitizer()
             clean = []
             for c in cands:
@@ -174,10 +172,22 @@ class SlowThinker:
         COUNTERS.incr(f"prefetch.skip.{reason}")
         return PrefetchReport(False, reason)
 
-    @staticmethod
-    async def lookup(services: Services, vault: Vault, query: str) -> Prefetched | None:
-        row = await services.db.fetchone("SELECT * FROM memvault.prefetch_get_v1(%s)", (query_hash(query),),
-                                         vault_id=vault.id)
+
+class PrefetchCache:
+    """The read track's shortcut (:class:`app.read.recall.Shortcut`): a plain recall of a question the Slow
+    Thinker predicted is answered from ``prefetch_cache``."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def applies(self, options: RecallOptions) -> bool:
+        """Only a plain recall: no times, no thinking override, no funnel switch, prefetch not refused."""
+        return options.use_prefetch and options.as_of is None and options.known_at is None \
+            and options.thinking is None and options.funnel is None
+
+    async def lookup(self, vault: Vault, query: str) -> Prefetched | None:
+        row = await self.services.db.fetchone("SELECT * FROM memvault.prefetch_get_v1(%s)", (query_hash(query),),
+                                              vault_id=vault.id)
         if row is None:
             COUNTERS.incr("prefetch.miss")
             return None

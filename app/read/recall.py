@@ -1,41 +1,42 @@
 """``recall(query, context)``: the read track's one entry point (REST, CLI, MCP, hooks and benchmarks call it).
 
-QueryClassify -> PersonalizedRouter -> QueryTimeframe -> fast search + 11 stages (one SQL call) ->
-SessionContinuity (the turns around the top hits, same stages) -> [slow: multi-query variants] ->
-SpeakerMatch (the own turns of whom the question is about) -> SessionCohesion (the conversation found turn after
-turn) -> rerank (gate, breaker) -> [funnel recipe] -> [slow: cascade recall, CRAG] -> read sanitize +
+The context first: embed -> QueryClassify -> PersonalizedRouter -> QueryTimeframe give the frozen
+:class:`~app.read.context.RecallContext` (intent profile, scoring, thinking mode, layers, limit). Then the thinking
+mode's recipe (``ReadConfig.recipes`` in :mod:`app.read.config`, run by :mod:`app.read.pipeline`): fast search +
+11 stages (one SQL call) -> SessionContinuity -> [slow: multi-query variants, knowledge gap] -> SpeakerMatch ->
+SessionCohesion -> rerank (gate, breaker) -> [funnel] -> [slow: cascade recall, CRAG]. Then read sanitize +
 OutputFormatter -> write-back + recall_log. The fast path always runs; slow mode adds to it (seed 000: slow =
 fast + extras).
-A prefetched result (Slow Thinker) short-cuts everything but the sanitizer and the formatter.
+A shortcut (the Slow Thinker's prefetch cache, :mod:`app.read.prefetch`, given by ``Services``) is asked first:
+a hit skips the pipeline, never the sanitizer and the formatter.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-import time
-from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
-from app.read.cohesion import SessionCohesion
 from app.read.config import PROFILES, LayerPlan, ReadConfig, RecallOptions
-from app.read.continuity import SessionContinuity
+from app.read.context import RecallContext, StageClock
 from app.read.formatter import Card, OutputFormatter, render
-from app.read.rerank import RerankStage
+from app.read.pipeline import Pipeline
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
-from app.read.search import Candidate, FastSearch
-from app.read.speaker import SpeakerMatch
+from app.read.search import Candidate
 from app.read.stats import COUNTERS
 from app.read.timeframe import QueryTimeframe
 
 if TYPE_CHECKING:
     from app.services import Services
     from app.vaults import Vault
+
+__all__ = ["Prefetched", "ReadTrack", "RecallResult", "Shortcut", "StageClock", "recall"]
 
 MAX_QUERY_CHARS = 4000
 log = logging.getLogger(__name__)
@@ -56,21 +57,20 @@ class RecallResult:
         return [c.id for c in self.cards] + [c.id for c in self.cascade_cards]
 
 
-@dataclass
-class StageClock:
-    ms: dict[str, float] = field(default_factory=dict)
+@dataclass(frozen=True, slots=True)
+class Prefetched:
+    """Candidates found ahead of time for this question, and the meta of the recall that found them."""
 
-    @contextmanager
-    def stage(self, name: str):
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.ms[name] = round(self.ms.get(name, 0.0) + (time.perf_counter() - t0) * 1000, 3)
+    candidates: list[Candidate]
+    meta: dict[str, Any]
 
-    @property
-    def total(self) -> float:
-        return round(sum(self.ms.values()), 3)
+
+class Shortcut(Protocol):
+    """Asked before the pipeline when ``applies(options)``; a hit is formatted instead of a fresh retrieval."""
+
+    def applies(self, options: RecallOptions) -> bool: ...
+
+    async def lookup(self, vault: Vault, query: str) -> Prefetched | None: ...
 
 
 def _validate(query: str, options: RecallOptions, config: ReadConfig) -> tuple[str, int, int]:
@@ -96,21 +96,17 @@ def _validate(query: str, options: RecallOptions, config: ReadConfig) -> tuple[s
 
 
 class ReadTrack:
-    """The read pipeline, built once per Services and reused."""
+    """The read pipeline, built once per Services (``services.read``) and reused."""
 
-    def __init__(self, services: Services, config: ReadConfig | None = None) -> None:
+    def __init__(self, services: Services, config: ReadConfig | None = None, *,
+                 shortcut: Shortcut | None = None) -> None:
         self.services = services
         self.config = cfg = config or ReadConfig()
+        self.shortcut = shortcut
         self.classify = QueryClassify(services)
         self.router = PersonalizedRouter(services, alpha=cfg.router_alpha, min_samples=cfg.router_min_samples)
-        self.search = FastSearch(services, cfg.search)
         self.timeframe = QueryTimeframe()
-        self.continuity = SessionContinuity(cfg.continuity)
-        self.speaker = SpeakerMatch(cfg.speaker)
-        self.cohesion = SessionCohesion(cfg.cohesion)
-        settings = services.settings
-        self.rerank = RerankStage(services.reranker, gate=cfg.gate, failures=settings.breaker_failures,
-                                  open_s=settings.breaker_open_s)
+        self.pipeline = Pipeline(services, cfg)
         self.formatter = OutputFormatter(cards_share=cfg.cards_share, long_tokens=cfg.long_tokens,
                                          near_dup_cos=cfg.near_dup_cos)
         self._pending: set[asyncio.Task] = set()
@@ -140,42 +136,29 @@ class ReadTrack:
 
     @classmethod
     def of(cls, services: Services) -> ReadTrack:
-        track = services.extras.get("read_track")
-        if track is None:
-            track = services.extras["read_track"] = cls(services)
-        return track
+        """The service's own read track (``services.read``)."""
+        return services.read
 
     async def recall(self, vault: Vault, query: str, options: RecallOptions | None = None) -> RecallResult:
-        from app.read.prefetch import SlowThinker
-
         options = options or RecallOptions()
-        cfg = self.config
-        query, k, budget = _validate(query, options, cfg)
+        query, k, budget = _validate(query, options, self.config)
         clock = StageClock()
-        events: list[dict[str, Any]] = []
         sanitizer = ReadSanitizer()
-
-        # Slow Thinker's cache first: a hit skips the pipeline, never the sanitizer.
-        cacheable = options.use_prefetch and options.as_of is None and options.known_at is None \
-            and options.thinking is None and options.funnel is None
-        if cacheable:
+        # The shortcut first (Slow Thinker's cache): a hit skips the pipeline, never the sanitizer.
+        if self.shortcut is not None and self.shortcut.applies(options):
             with clock.stage("prefetch"):
-                hit = await SlowThinker.lookup(self.services, vault, query)
+                hit = await self.shortcut.lookup(vault, query)
             if hit is not None:
-                return await self._finish(vault, query, options, k, budget, hit.candidates, [], clock, events,
+                return await self._finish(vault, query, options, k, budget, hit.candidates, [], clock, [],
                                           sanitizer, hit.meta, prefetch_hit=True)
+        ctx = await self.context(vault, query, options, k, clock, budget=budget)
+        cands = await self.retrieve(ctx)
+        return await self._finish(vault, query, options, k, budget, cands, ctx.found.get("cascade", []), clock,
+                                  ctx.events, sanitizer, self.meta(ctx), prefetch_hit=False)
 
-        cands, cascade, meta = await self.retrieve(vault, query, options, k, clock, events)
-        return await self._finish(vault, query, options, k, budget, cands, cascade, clock, events, sanitizer, meta,
-                                  prefetch_hit=False)
-
-    async def retrieve(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock,
-                       events: list[dict[str, Any]]) -> tuple[list[Candidate], list[Candidate], dict[str, Any]]:
-        """Everything before sanitize + format: ranked candidates, cascade candidates and the routing meta."""
-        from app.read.cascade import CascadeRecall
-        from app.read.crag import CragEvaluator
-        from app.read.funnel import SelectionFunnel, multi_query
-
+    async def context(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock, *,
+                      budget: int | None = None) -> RecallContext:
+        """Embed, classify, route and read the question's timeframe: the recall's frozen context."""
         cfg = self.config
         with clock.stage("embed"):
             qvec = self.services.embedder.embed_query(query)
@@ -190,60 +173,37 @@ class ReadTrack:
         if timeframe is not None:  # stage 1 measures age from the time the question names
             scoring = replace(scoring, **timeframe.params())
         thinking = options.thinking or profile.thinking
-        plan = LayerPlan.for_mode(profile.mode, thinking)
         funnel_on = cfg.funnel.enabled if options.funnel is None else options.funnel
-        limit = max(cfg.candidates, k, cfg.funnel.candidates if funnel_on else 0)
-        gap = None
-        cascade: list[Candidate] = []
-        async with self.services.db.transaction(vault.id) as conn:
-            with clock.stage("search"):
-                cands = await self.search(conn, vault.id, query, qvec, scoring, as_of=options.as_of,
-                                          known_at=options.known_at, limit=limit)
-            with clock.stage("continuity"):
-                cands = await self.continuity(conn, cands, qvec, scoring, as_of=options.as_of,
-                                              known_at=options.known_at, limit=limit, events=events)
-            if thinking == "slow":
-                with clock.stage("multi_query"):
-                    cands = await multi_query(self.services, self.search, conn, vault.id, query, cands,
-                                              scoring, options, limit, cfg.funnel.variants, events)
-                with clock.stage("gap"):
-                    cur = await conn.execute("SELECT * FROM memvault.knowledge_gap_for_v1(%s)", (query,))
-                    gap = await cur.fetchone()
-        with clock.stage("speaker"):
-            cands = self.speaker(query, cands, events)
-        with clock.stage("cohesion"):
-            cands = self.cohesion(cands, events)
-        with clock.stage("rerank"):
-            cands = await self.rerank(query, cands, profile.blend, events)
-        if funnel_on:
-            with clock.stage("funnel"):
-                cands = await SelectionFunnel(self.services, cfg.funnel)(query, routed.intent, cands, events)
-        crag = None
-        if thinking == "slow":
-            with clock.stage("cascade"):
-                cascade = await CascadeRecall(self.services, cfg)(vault, query, qvec, cands, plan, scoring,
-                                                                  options, events)
-            with clock.stage("crag"):
-                crag = await CragEvaluator(self.services)(query, cands[:5], events)
-        meta = {
-            "intent": routed.intent,
+        return RecallContext(
+            query=query, vault=vault, qvec=qvec, intent=routed.intent, classification=cls, routed=routed,
+            profile=profile, scoring=scoring, thinking=thinking, plan=LayerPlan.for_mode(profile.mode, thinking),
+            as_of=options.as_of, known_at=options.known_at, timeframe=timeframe,
+            limit=max(cfg.candidates, k, cfg.funnel.candidates if funnel_on else 0), k=k, budget=budget,
+            funnel=funnel_on, services=self.services, config=cfg, clock=clock)
+
+    async def retrieve(self, ctx: RecallContext) -> list[Candidate]:
+        """Everything before sanitize + format: the thinking mode's recipe; cascade cards in ``ctx.found``."""
+        return await self.pipeline.run(ctx)
+
+    @staticmethod
+    def meta(ctx: RecallContext) -> dict[str, Any]:
+        """How the recall was routed and what its stages found besides candidates (the response's ``meta``)."""
+        cls, routed, plan = ctx.classification, ctx.routed, ctx.plan
+        return {
+            "intent": ctx.intent,
             "intent_confidence": cls.confidence,
             "intent_probs": routed.probs,
             "classifier": {"keyword": cls.keyword_intent, "archetype": cls.archetype_intent,
                            "threshold": cls.threshold, "llm_used": cls.llm_used, "llm_source": cls.llm_source},
             "router": {"bypassed": routed.bypassed, "samples": routed.samples},
-            "mode": profile.mode.value,
-            "thinking": thinking,
+            "mode": ctx.profile.mode.value,
+            "thinking": ctx.thinking,
             "layers": {"blocks": plan.blocks, "triples": plan.triples, "communities": plan.communities},
-            "funnel": funnel_on,
-            "timeframe": None if timeframe is None else timeframe.meta(),
-            "crag": crag,
-            "knowledge_gap": None if gap is None else {
-                "id": gap["id"], "query": gap["query"], "incorrect_count": gap["incorrect_count"],
-                "first_seen_at": gap["first_seen_at"].isoformat()},
+            "funnel": ctx.funnel,
+            "timeframe": None if ctx.timeframe is None else ctx.timeframe.meta(),
+            "crag": ctx.found.get("crag"),
+            "knowledge_gap": ctx.found.get("knowledge_gap"),
         }
-        return cands, cascade, meta
-
 
     async def _finish(self, vault: Vault, query: str, options: RecallOptions, k: int, budget: int,
                       cands: list[Candidate], cascade: list[Candidate], clock: StageClock,
@@ -256,8 +216,6 @@ class ReadTrack:
         crag = meta.get("crag") or {}
         with clock.stage("writeback"):
             async with self.services.db.transaction(vault.id) as conn:
-                import json
-
                 cur = await conn.execute(
                     "SELECT * FROM memvault.record_recall_v1(%s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)",
                     (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
@@ -289,4 +247,4 @@ class ReadTrack:
 
 async def recall(services: Services, vault: Vault, query: str, options: RecallOptions | None = None) -> RecallResult:
     """Recall memories of ``vault`` for ``query`` (see :class:`RecallOptions` for format, budget, times, thinking)."""
-    return await ReadTrack.of(services).recall(vault, query, options)
+    return await services.read.recall(vault, query, options)

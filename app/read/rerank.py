@@ -11,16 +11,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from app.errors import CircuitOpen, ModelError
 from app.models.breaker import CircuitBreaker, get_breaker
 from app.read.config import GateConfig, RerankBlend
+from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.models.base import Reranker
+    from app.read.config import ReadConfig
+    from app.services import Services
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +74,10 @@ def blend(candidates: list[Candidate], rerank_scores: list[float], weights: Rera
     return blended + tail
 
 
-class RerankStage:
-    """Gate -> breaker -> reranker -> blend; records what happened for the response's meta."""
+class RerankStage(ReadStage):
+    """Gate -> breaker -> reranker -> blend (the intent profile's weights); records what happened as events."""
+
+    name: ClassVar[str] = "rerank"
 
     def __init__(self, reranker: Reranker | None, *, gate: GateConfig | None = None, failures: int = 3,
                  open_s: float = 600.0, breaker: CircuitBreaker | None = None) -> None:
@@ -81,15 +86,21 @@ class RerankStage:
         self.breaker = breaker or (get_breaker(f"read.rerank:{reranker.name}", failures, open_s)
                                    if reranker is not None else None)
 
-    async def __call__(self, query: str, candidates: list[Candidate], weights: RerankBlend,
-                       events: list[dict]) -> list[Candidate]:
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> RerankStage:
+        settings = services.settings
+        return cls(services.reranker, gate=config.gate, failures=settings.breaker_failures,
+                   open_s=settings.breaker_open_s)
+
+    async def __call__(self, ctx: RecallContext, candidates: list[Candidate]) -> list[Candidate]:
+        query, weights = ctx.query, ctx.profile.blend if ctx.profile is not None else RerankBlend()
         if self.reranker is None or self.breaker is None:
-            events.append({"stage": "rerank", "event": "skip", "reason": "no_reranker"})
+            ctx.emit(event="skip", reason="no_reranker")
             COUNTERS.incr("rerank.skip.no_reranker")
             return candidates
         decision = self.gate(candidates)
         if not decision.rerank:
-            events.append({"stage": "rerank", "event": "skip", "reason": decision.reason})
+            ctx.emit(event="skip", reason=decision.reason)
             COUNTERS.incr(f"rerank.skip.{decision.reason}")
             return candidates
         head = candidates[: self.gate.config.top_n]
@@ -97,7 +108,7 @@ class RerankStage:
         try:
             self.breaker.acquire()
         except CircuitOpen as exc:
-            events.append({"stage": "rerank", "event": "breaker_open", "detail": exc.message})
+            ctx.emit(event="breaker_open", detail=exc.message)
             COUNTERS.incr("rerank.breaker_open")
             return candidates
         try:
@@ -106,19 +117,18 @@ class RerankStage:
                 raise ModelError(f"reranker returned {len(scores)} scores for {len(head)} texts")
         except CircuitOpen as exc:  # the backend's own breaker
             self.breaker.release()
-            events.append({"stage": "rerank", "event": "breaker_open", "detail": exc.message})
+            ctx.emit(event="breaker_open", detail=exc.message)
             COUNTERS.incr("rerank.breaker_open")
             return candidates
         except Exception as exc:  # any backend failure degrades to the scoring order
             self.breaker.record_failure(exc)
             COUNTERS.incr("rerank.failure")
-            events.append({"stage": "rerank", "event": "failure", "detail": f"{type(exc).__name__}: {exc}"})
+            ctx.emit(event="failure", detail=f"{type(exc).__name__}: {exc}")
             if self.breaker.trips > trips_before:
                 COUNTERS.incr("rerank.trip")
-                events.append({"stage": "rerank", "event": "breaker_trip", "state": self.breaker.state})
+                ctx.emit(event="breaker_trip", state=self.breaker.state)
             return candidates
         self.breaker.record_success()
         COUNTERS.incr("rerank.blend")
-        events.append({"stage": "rerank", "event": "blend", "scoring_w": weights.scoring_w,
-                       "rerank_w": weights.rerank_w, "n": len(head)})
+        ctx.emit(event="blend", scoring_w=weights.scoring_w, rerank_w=weights.rerank_w, n=len(head))
         return blend(candidates, [float(s) for s in scores], weights)

@@ -1,9 +1,9 @@
-"""Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v1``) per query.
+"""Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v2``) per query.
 
 Dense top-N (HNSW, or exact in a small vault) over the question and sparse top-N (rare tsvector terms) over its
 focus (:mod:`app.read.focus`) fused by RRF in SQL, then the stages of ``sql/idempotent/070-scoring.sql``. Python
 passes the query vector, the times and the per-intent configuration as data, and turns rows into
-:class:`Candidate` objects.
+:class:`Candidate` objects, each with its stage multipliers keyed by the SQL stage's name (``factors``).
 """
 
 from __future__ import annotations
@@ -12,22 +12,21 @@ import json
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 import numpy as np
 
 from app.read import rail2
-from app.read.config import ScoringConfig, SearchConfig
+from app.read.config import SearchConfig
+from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
 
 if TYPE_CHECKING:
     import psycopg
 
+    from app.read.config import ReadConfig
     from app.services import Services
-
-STAGES = ("RecencyBoost", "ImportanceWeight", "TrustBoost", "FeedbackBoost", "LengthNorm", "WeibullDecay",
-          "PPRBoost", "SemanticBoost")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +51,7 @@ class Candidate:
     recorded_at: datetime | None = None
     access_count: int = 0
     version: int = 1
-    factors: tuple[float, ...] = ()
+    factors: dict[str, float] = field(default_factory=dict)  # SQL stage name -> multiplier, in stage order
     dup_of: int | None = None
     dup_cos: float | None = None
     dense_rank: int | None = None
@@ -65,7 +64,7 @@ class Candidate:
         return replace(self, score=score, **kw)
 
     def stage_factors(self) -> dict[str, float]:
-        return {name: round(f, 4) for name, f in zip(STAGES, self.factors)}
+        return {name: round(f, 4) for name, f in self.factors.items()}
 
 
 def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
@@ -78,14 +77,14 @@ def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
         session_id=row.get("session_id"), source_turn_ids=tuple(row.get("source_turn_ids") or ()),
         valid_at=row.get("valid_at"), recorded_at=row.get("recorded_at"),
         access_count=int(row.get("access_count") or 0), version=int(row.get("version") or 1),
-        factors=tuple(float(f) for f in (row.get("factors") or ())), dup_of=row.get("dup_of"),
+        factors={name: float(f) for name, f in (row.get("factors") or {}).items()}, dup_of=row.get("dup_of"),
         dup_cos=float(row["dup_cos"]) if row.get("dup_cos") is not None else None,
         dense_rank=row.get("dense_rank"), sparse_rank=row.get("sparse_rank"), origin=origin,
     )
 
 
-RECALL_FAST = "SELECT * FROM memvault.recall_fast_v1(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s)"
-SCORE_CANDIDATES = "SELECT * FROM memvault.score_candidates_v1(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s)"
+RECALL_FAST = "SELECT * FROM memvault.recall_fast_v2(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s)"
+SCORE_CANDIDATES = "SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s)"
 
 
 class VaultSize:
@@ -113,34 +112,44 @@ class VaultSize:
             cls._cache.pop(vault_id, None)
 
 
-class FastSearch:
-    """Hybrid search and scoring for one query (dense + sparse, RRF, 11 stages)."""
+class FastSearch(ReadStage):
+    """Hybrid search and scoring for one query (dense + sparse, RRF, 11 stages): the first stage of every recipe."""
+
+    name: ClassVar[str] = "search"
+    needs_db: ClassVar[bool] = True
 
     def __init__(self, services: Services, search: SearchConfig | None = None) -> None:
         self.services = services
         self.search = search or SearchConfig()
 
-    async def __call__(self, conn: psycopg.AsyncConnection, vault_id: UUID, query: str, qvec: np.ndarray,
-                       scoring: ScoringConfig, *, as_of: datetime | None, known_at: datetime | None,
-                       limit: int) -> list[Candidate]:
-        exact = await VaultSize.is_small(conn, vault_id, self.search.exact_below)
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> FastSearch:
+        return cls(services, config.search)
+
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
+        return await self.find(ctx, ctx.query, ctx.qvec)
+
+    async def find(self, ctx: RecallContext, query: str, qvec: np.ndarray) -> list[Candidate]:
+        """``query`` (the question, or a variant of it) searched and scored with ``ctx``'s times and scoring."""
+        conn, scoring, limit = ctx.conn, ctx.scoring, ctx.limit
+        exact = await VaultSize.is_small(conn, ctx.vault.id, self.search.exact_below)
         search = {**self.search.params(exact), "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
         # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
         search.update(rail2.search_params(self.services, query))  # the second dense rail, when configured
-        cur = await conn.execute(RECALL_FAST, (qvec, sparse_query, as_of, known_at, json.dumps(search),
+        cur = await conn.execute(RECALL_FAST, (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]
 
 
-async def score_blocks(conn: psycopg.AsyncConnection, ids: list[int], base: list[float], qvec: np.ndarray,
-                       scoring: ScoringConfig, *, as_of: datetime | None, known_at: datetime | None, limit: int,
+async def score_blocks(ctx: RecallContext, ids: list[int], base: list[float], *, limit: int,
                        origin: str) -> list[Candidate]:
-    """The same 11 stages over blocks found another way (cascade recall's evidence blocks)."""
+    """The same 11 stages over blocks found another way (SessionContinuity's neighbours, cascade recall's
+    evidence blocks), on ``ctx``'s connection with its query vector, times and scoring."""
     if not ids:
         return []
-    cur = await conn.execute(SCORE_CANDIDATES, (ids, base, qvec, as_of, known_at, json.dumps(scoring.params()),
-                                                limit))
+    cur = await ctx.conn.execute(SCORE_CANDIDATES, (ids, base, ctx.qvec, ctx.as_of, ctx.known_at,
+                                                    json.dumps(ctx.scoring.params()), limit))
     return [candidate_from_row(r, origin) for r in await cur.fetchall()]

@@ -28,11 +28,16 @@ LoCoMo (third-person questions) unchanged.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar
 
 from app.read.config import SpeakerConfig
+from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
+
+if TYPE_CHECKING:
+    from app.read.config import ReadConfig
+    from app.services import Services
 
 _NAME = r"[A-Z][\w'’.-]{0,30}"
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|I’m|I’ve|me|my|mine|myself)\b|我", re.I)
@@ -64,12 +69,18 @@ def named(speaker: str | None, names: frozenset[str]) -> bool:
     return any(w.rstrip(".") in names for w in speaker.split() if w not in _TITLES)
 
 
-class SpeakerMatch:
+class SpeakerMatch(ReadStage):
+    name: ClassVar[str] = "speaker"
+
     def __init__(self, config: SpeakerConfig | None = None) -> None:
         self.config = config or SpeakerConfig()
 
-    def __call__(self, query: str, cands: list[Candidate], events: list[dict[str, Any]]) -> list[Candidate]:
-        cfg = self.config
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> SpeakerMatch:
+        return cls(config.speaker)
+
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
+        cfg, query = self.config, ctx.query
         if not cfg.enabled or not cands:
             return cands
         speakers = {c.id: speaker_of(c.text) or speaker_of(c.content) for c in cands}
@@ -79,14 +90,13 @@ class SpeakerMatch:
         if boosted and len(boosted) < len(cands):  # nobody named, or everybody: the order would not change
             factor.update(dict.fromkeys(boosted, cfg.weight))
             COUNTERS.incr("speaker.boosted", len(boosted))
-            events.append({"stage": "speaker", "names": sorted({speakers[i] for i in boosted}),
-                           "boosted": len(boosted)})
+            ctx.emit(names=sorted({speakers[i] for i in boosted}), boosted=len(boosted))
         if cfg.first_person_weight != 1.0 and first_person(query):
             own = {c.id for c in cands if c.source_kind == "user" and speakers[c.id] is None}
             if own and len(own) < len(cands):
                 factor.update(dict.fromkeys(own, cfg.first_person_weight))
                 COUNTERS.incr("speaker.first_person", len(own))
-                events.append({"stage": "speaker", "first_person": len(own)})
+                ctx.emit(first_person=len(own))
         if not factor:
             return cands
         out = [c.with_score(c.score * factor[c.id]) if c.id in factor else c for c in cands]

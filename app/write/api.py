@@ -59,8 +59,6 @@ class MemoryController(Controller):
           status_code=200)
     async def create(self, vault: str, request: Request, services: Services,
                      idempotency_key: str | None = IDEMPOTENCY) -> WriteOut:
-        from app.write.pipeline import WriteTrack
-
         body = await request.json()
         parsed = parse(_MEMORY_BODY, body)
         items_in = parsed.items if isinstance(parsed, MemoryBatchIn) else [parsed]
@@ -73,7 +71,7 @@ class MemoryController(Controller):
                            category=m.category, confidence=m.confidence, session_id=m.session_id,
                            metadata=m.metadata) for m in items_in]
         hook = idempotency.recorder(v, idempotency_key, digest, lambda rs: {"results": _items_out(rs)})
-        results = await WriteTrack(services).remember(v, items, hook=hook)
+        results = await services.write.remember(v, items, hook=hook)
         return WriteOut.model_validate({"results": _items_out(results)})
 
     @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES)
@@ -133,7 +131,7 @@ class SessionController(Controller):
           status_code=200)
     async def turns(self, vault: str, session: str, request: Request, services: Services,
                     idempotency_key: str | None = IDEMPOTENCY) -> TurnsOut:
-        from app.write.sessions import SessionTrack, TurnIn
+        from app.write.sessions import TurnIn
 
         body = await request.json()
         data = parse(_TURNS_BODY, body)
@@ -144,7 +142,7 @@ class SessionController(Controller):
         now = datetime.now(UTC)
         turns = [TurnIn(t.role, t.content, t.said_at or now) for t in data.turns]
         hook = idempotency.recorder(v, idempotency_key, digest, lambda r: _turns_out(r).model_dump(mode="json"))
-        result = await SessionTrack(services).append_turns(v, session, turns, hook=hook)
+        result = await services.sessions.append_turns(v, session, turns, hook=hook)
         return _turns_out(result)
 
     @get("/turns", summary="A session's turns in the order they were said (a cursor page)",
@@ -155,9 +153,7 @@ class SessionController(Controller):
 
     @post("/close", summary="Close a session: atomic units, a summary and a thread map", status_code=200)
     async def close(self, vault: str, session: str, services: Services) -> CloseOut:
-        from app.write.sessions import SessionTrack
-
-        result = await SessionTrack(services).close(await get_vault(services.db, vault), session)
+        result = await services.sessions.close(await get_vault(services.db, vault), session)
         return CloseOut(session_id=result.session_id, units=[ItemOut(**r.as_dict()) for r in result.units],
                         summary_block_id=result.summary_block_id, summary_words=result.summary_words,
                         thread_map=result.thread_map, segment=result.segment)

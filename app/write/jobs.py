@@ -23,10 +23,8 @@ async def build_graph(vault_id: str, block_ids: list[int]) -> dict:
 @app.periodic(cron="*/5 * * * *", periodic_id="close_idle_sessions")
 @app.task(name="close_idle_sessions", queue="sessions", queueing_lock="close_idle_sessions")
 async def close_idle_sessions(timestamp: int) -> int:
-    from app.write.sessions import SessionTrack
-
     services = await get_services()
-    closed = await SessionTrack(services).close_idle(services.settings.session_idle_close_s)
+    closed = await services.sessions.close_idle(services.settings.session_idle_close_s)
     if closed:
         log.info("closed %d idle sessions", closed)
     return closed

@@ -1,7 +1,7 @@
 -- The 11-stage scoring pipeline (seed 000, section III), in the seed's order. Stages 1-8 are per-row
--- multipliers (small inlinable helpers, no SET clause); 9-11 work on the candidate set (score_candidates_v1).
+-- multipliers (small inlinable helpers, no SET clause); 9-11 work on the candidate set (score_candidates_v2).
 -- Every number is a parameter with the seed's value as default; ScoringConfig (app/read/config.py) fills them
--- per intent. Re-applied by every migration. score_candidates_v1 and recall_fast_v1 are plpgsql so that their
+-- per intent. Re-applied by every migration. score_candidates_v2 and recall_fast_v2 are plpgsql so that their
 -- plans are kept for the session (see 060-read.sql).
 SET check_function_bodies = off;
 
@@ -89,12 +89,13 @@ CREATE OR REPLACE FUNCTION memvault.semantic_boost_v1(p_cosine double precision,
 -- session are never each other's duplicates: a turn is embedded with the end of the turn before it, so an answer
 -- and its question sit close (the write track's Dedup already merged what was said twice); measured on LoCoMo
 -- dev, coverage@10 0.769 -> 0.777. Returns the best p_limit, best first, with the
--- text to show (frozen blocks give their digest only), the eight stage multipliers, and each candidate's
--- nearest better-scored neighbour (for the formatter's near-duplicate collapse).
+-- text to show (frozen blocks give their digest only), the eight stage multipliers keyed by stage name (a json
+-- object in pipeline order: v2; v1 gave them as an array whose positions Python had to know), and each
+-- candidate's nearest better-scored neighbour (for the formatter's near-duplicate collapse).
 -- p_cfg keys: recency_w, recency_tau_days, window_start, window_end, window_w, window_tau_days, importance_base,
 -- importance_w, trust_w, feedback_w, feedback_scale, length_w, length_center, decay_w, decay_shape, half_life_core/hot/warm/cold, conf_core/hot/warm,
 -- access_stretch_max, ppr_w, semantic_w, min_score, noise_tags, dedup_cos, dedup_factor, dedup_window.
-CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
+CREATE OR REPLACE FUNCTION memvault.score_candidates_v2(
     p_ids      bigint[],
     p_base     double precision[],
     p_qvec     vector,
@@ -104,7 +105,7 @@ CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
     p_limit    integer DEFAULT 50
 )
     RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
-                   factors double precision[], dup_of bigint, dup_cos double precision,
+                   factors json, dup_of bigint, dup_cos double precision,
                    text text, content text, summary text, category text, kind text, source_kind text,
                    trust_score real, confidence real, tier text, token_count integer, session_id text,
                    source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
@@ -226,7 +227,11 @@ BEGIN
                g.s8 * CASE WHEN n.dup_cos > cfg.dedup_cos THEN cfg.dedup_factor ELSE 1 END AS s11
         FROM gated g CROSS JOIN cfg LEFT JOIN nearest n ON n.id = g.id
     )
-    SELECT f.id, f.s11, f.base, f.cos, f.f, f.dup_of, f.dup_cos,
+    SELECT f.id, f.s11, f.base, f.cos,
+           json_build_object('RecencyBoost', f.f[1], 'ImportanceWeight', f.f[2], 'TrustBoost', f.f[3],
+                             'FeedbackBoost', f.f[4], 'LengthNorm', f.f[5], 'WeibullDecay', f.f[6],
+                             'PPRBoost', f.f[7], 'SemanticBoost', f.f[8]),
+           f.dup_of, f.dup_cos,
            CASE WHEN f.tier = 'frozen' THEN coalesce(f.digest, f.summary, f.content) ELSE f.content END,
            f.content, f.summary, f.category, f.kind, f.source_kind, f.trust_score, f.confidence, f.tier,
            f.token_count, f.session_id, f.source_turn_ids, f.valid_at, f.recorded_at, f.access_count, f.version
@@ -238,6 +243,74 @@ END
 $$;
 
 -- The fast path in one call: fast_search_v1's fused candidates through the 11 stages.
+CREATE OR REPLACE FUNCTION memvault.recall_fast_v2(
+    p_qvec      vector,
+    p_query     text,
+    p_as_of     timestamptz DEFAULT NULL,
+    p_known_at  timestamptz DEFAULT NULL,
+    p_search    jsonb DEFAULT '{}'::jsonb,
+    p_scoring   jsonb DEFAULT '{}'::jsonb,
+    p_limit     integer DEFAULT 50
+)
+    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
+                   factors json, dup_of bigint, dup_cos double precision,
+                   text text, content text, summary text, category text, kind text, source_kind text,
+                   trust_score real, confidence real, tier text, token_count integer, session_id text,
+                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
+                   access_count integer, version integer, dense_rank integer, sparse_rank integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH c AS MATERIALIZED (
+        SELECT * FROM memvault.fast_search_v1(p_qvec, p_query, p_as_of, p_known_at, p_search)
+    )
+    SELECT s.*, c.dense_rank, c.sparse_rank
+    FROM memvault.score_candidates_v2((SELECT array_agg(c.id) FROM c), (SELECT array_agg(c.rrf_norm) FROM c),
+                                      p_qvec, p_as_of, p_known_at, p_scoring, p_limit) s
+    JOIN c ON c.id = s.id
+    ORDER BY s.score DESC, s.id;
+END
+$$;
+
+
+-- v1 of both, for callers of the array form until a later migration drops them: v2's rows, factors as an array.
+CREATE OR REPLACE FUNCTION memvault._stage_factor_array_v1(p_factors json)
+    RETURNS double precision[]
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT ARRAY[(p_factors ->> 'RecencyBoost')::float8, (p_factors ->> 'ImportanceWeight')::float8,
+                 (p_factors ->> 'TrustBoost')::float8, (p_factors ->> 'FeedbackBoost')::float8,
+                 (p_factors ->> 'LengthNorm')::float8, (p_factors ->> 'WeibullDecay')::float8,
+                 (p_factors ->> 'PPRBoost')::float8, (p_factors ->> 'SemanticBoost')::float8]
+$$;
+
+CREATE OR REPLACE FUNCTION memvault.score_candidates_v1(
+    p_ids      bigint[],
+    p_base     double precision[],
+    p_qvec     vector,
+    p_as_of    timestamptz DEFAULT NULL,
+    p_known_at timestamptz DEFAULT NULL,
+    p_cfg      jsonb DEFAULT '{}'::jsonb,
+    p_limit    integer DEFAULT 50
+)
+    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
+                   factors double precision[], dup_of bigint, dup_cos double precision,
+                   text text, content text, summary text, category text, kind text, source_kind text,
+                   trust_score real, confidence real, tier text, token_count integer, session_id text,
+                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
+                   access_count integer, version integer)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    SELECT s.id, s.score, s.base, s.cosine, memvault._stage_factor_array_v1(s.factors), s.dup_of, s.dup_cos,
+           s.text, s.content, s.summary, s.category, s.kind, s.source_kind, s.trust_score, s.confidence, s.tier,
+           s.token_count, s.session_id, s.source_turn_ids, s.valid_at, s.recorded_at, s.access_count, s.version
+    FROM memvault.score_candidates_v2(p_ids, p_base, p_qvec, p_as_of, p_known_at, p_cfg, p_limit) s
+$$;
+
 CREATE OR REPLACE FUNCTION memvault.recall_fast_v1(
     p_qvec      vector,
     p_query     text,
@@ -253,21 +326,14 @@ CREATE OR REPLACE FUNCTION memvault.recall_fast_v1(
                    trust_score real, confidence real, tier text, token_count integer, session_id text,
                    source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
                    access_count integer, version integer, dense_rank integer, sparse_rank integer)
-    LANGUAGE plpgsql STABLE
+    LANGUAGE sql STABLE
     SET search_path = memvault, public, pg_catalog
     AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
-    WITH c AS MATERIALIZED (
-        SELECT * FROM memvault.fast_search_v1(p_qvec, p_query, p_as_of, p_known_at, p_search)
-    )
-    SELECT s.*, c.dense_rank, c.sparse_rank
-    FROM memvault.score_candidates_v1((SELECT array_agg(c.id) FROM c), (SELECT array_agg(c.rrf_norm) FROM c),
-                                      p_qvec, p_as_of, p_known_at, p_scoring, p_limit) s
-    JOIN c ON c.id = s.id
-    ORDER BY s.score DESC, s.id;
-END
+    SELECT s.id, s.score, s.base, s.cosine, memvault._stage_factor_array_v1(s.factors), s.dup_of, s.dup_cos,
+           s.text, s.content, s.summary, s.category, s.kind, s.source_kind, s.trust_score, s.confidence, s.tier,
+           s.token_count, s.session_id, s.source_turn_ids, s.valid_at, s.recorded_at, s.access_count, s.version,
+           s.dense_rank, s.sparse_rank
+    FROM memvault.recall_fast_v2(p_qvec, p_query, p_as_of, p_known_at, p_search, p_scoring, p_limit) s
 $$;
 
 RESET check_function_bodies;

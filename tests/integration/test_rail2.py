@@ -13,6 +13,7 @@ from app.models.base import Embedder
 from app.read import rail2
 from app.read.config import ReadConfig, RecallOptions, ScoringConfig
 from app.read.recall import ReadTrack
+from app.read.context import RecallContext
 from app.read.search import FastSearch
 from app.vaults import create_vault, drop_vault
 from app.write.items import WriteItem
@@ -156,14 +157,16 @@ async def test_recall_embeds_the_query_with_the_second_model_and_ranks_by_it(ser
     options = RecallOptions(k=5, thinking="fast", as_of=T0, use_prefetch=False, writeback=False)
     scoring = ScoringConfig()
     async with services.db.transaction(vault.id) as conn:
-        before = {c.id: c.base for c in await FastSearch(services)(
-            conn, vault.id, query, services.embedder.embed_query(query), scoring, as_of=T0, known_at=None, limit=10)}
+        ctx = RecallContext(query, vault=vault, qvec=services.embedder.embed_query(query), scoring=scoring,
+                            as_of=T0, limit=10, conn=conn)
+        before = {c.id: c.base for c in await FastSearch(services)(ctx, [])}
     services.rail2 = MarkerEmbedder()
     await rail2.fill(services)
     services.rail2.seen.clear()
     async with services.db.transaction(vault.id) as conn:
-        after = {c.id: c.base for c in await FastSearch(services)(
-            conn, vault.id, query, services.embedder.embed_query(query), scoring, as_of=T0, known_at=None, limit=10)}
+        ctx = RecallContext(query, vault=vault, qvec=services.embedder.embed_query(query), scoring=scoring,
+                            as_of=T0, limit=10, conn=conn)
+        after = {c.id: c.base for c in await FastSearch(services)(ctx, [])}
     assert services.rail2.seen == [query]
     gain = {i: after[i] - before[i] for i in before}
     assert max(gain, key=gain.get) == ids[0]  # rank 1 on the third rail gains most

@@ -119,6 +119,7 @@ async def test_bad_input_is_rejected(services, vault) -> None:
 
 async def test_the_sparse_rail_searches_the_questions_subject_not_its_framing(services, vault) -> None:
     from app.read.config import PROFILES, SearchConfig
+    from app.read.context import RecallContext
     from app.read.search import FastSearch
 
     framing, subject = await put_blocks(services, vault, [
@@ -128,8 +129,8 @@ async def test_the_sparse_rail_searches_the_questions_subject_not_its_framing(se
     query = "I'm not sure which cocktail to choose for the party. Any suggestions?"
     qvec = services.embedder.embed_query(query)
     async with services.db.transaction(vault.id) as conn:
-        cands = await FastSearch(services, SearchConfig())(conn, vault.id, query, qvec, PROFILES["factual"].scoring,
-                                                           as_of=None, known_at=None, limit=10)
+        ctx = RecallContext(query, vault=vault, qvec=qvec, scoring=PROFILES["factual"].scoring, limit=10, conn=conn)
+        cands = await FastSearch(services, SearchConfig())(ctx, [])
     sparse = {c.id: c.sparse_rank for c in cands}
     # The framing words ("sure", "choose", "suggestions") reach the dense rail only; "cocktail" and "party"
     # are the sparse rail's terms.
@@ -176,9 +177,9 @@ async def test_a_turn_and_the_answer_after_it_are_not_each_others_duplicates(ser
     assert cos["cos"] > 0.85  # close enough that the plain cosine rule would halve the answer
     qvec = services.embedder.embed_query("pottery class on Tuesday")
     got = await services.db.fetchall(
-        "SELECT id, score, base, factors, dup_of, dup_cos FROM memvault.score_candidates_v1(%s, %s, %s)",
+        "SELECT id, score, base, factors, dup_of, dup_cos FROM memvault.score_candidates_v2(%s, %s, %s)",
         ([question, answer, noted], [1.0, 0.9, 0.8], qvec), vault_id=vault.id)
     by_id = {int(r["id"]): r for r in got}
-    halved = {i for i, r in by_id.items() if r["score"] < 0.75 * r["base"] * math.prod(r["factors"])}
+    halved = {i for i, r in by_id.items() if r["score"] < 0.75 * r["base"] * math.prod(r["factors"].values())}
     assert by_id[answer]["dup_of"] is None and answer not in halved and question not in halved
     assert noted in halved and by_id[noted]["dup_of"] == question and by_id[noted]["dup_cos"] > 0.85

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from app.read.config import RecallOptions
-from app.read.prefetch import SlowThinker, prefetch_for_turn, query_hash
+from app.read.prefetch import PrefetchCache, prefetch_for_turn, query_hash
 from app.read.recall import recall
 from app.read.stats import COUNTERS
 from tests.integration.read_helpers import Mem, put_blocks
@@ -131,7 +131,7 @@ async def test_prefetch_admission_cache_and_hit(services, vault) -> None:
     misses = COUNTERS.get("prefetch.miss")
     await recall(services, vault, "sourdough bread")
     assert COUNTERS.get("prefetch.miss") == misses + 1
-    assert await SlowThinker.lookup(services, vault, "never predicted") is None
+    assert await PrefetchCache(services).lookup(vault, "never predicted") is None
     assert query_hash(report.stored[0])
 
 

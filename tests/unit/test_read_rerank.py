@@ -12,6 +12,7 @@ from app.read.config import GateConfig, RerankBlend
 from app.read.rerank import RerankStage
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
+from tests.unit.read_stage import run_stage
 
 
 class ReverseReranker(Reranker):
@@ -45,7 +46,7 @@ async def test_blend_reorders_by_reranker() -> None:
     stage = RerankStage(rr, gate=GateConfig(), breaker=CircuitBreaker("t-blend", register=False))
     events: list[dict] = []
     before = COUNTERS.get("rerank.blend")
-    out = await stage("q", cands(0.9, 0.8, 0.7, 0.6), RerankBlend(0.3, 0.7), events)
+    out = await run_stage(stage, cands(0.9, 0.8, 0.7, 0.6), events=events, blend=RerankBlend(0.3, 0.7))
     assert [c.id for c in out] == [3, 2, 1, 0] and rr.calls == 1
     assert events[-1]["event"] == "blend" and COUNTERS.get("rerank.blend") == before + 1
     assert all(c.rerank is not None for c in out)
@@ -55,9 +56,9 @@ async def test_gate_skips_without_calling() -> None:
     rr = ReverseReranker()
     stage = RerankStage(rr, breaker=CircuitBreaker("t-gate", register=False))
     events: list[dict] = []
-    out = await stage("q", cands(0.9, 0.2), RerankBlend(), events)
+    out = await run_stage(stage, cands(0.9, 0.2), events=events, blend=RerankBlend())
     assert [c.id for c in out] == [0, 1] and rr.calls == 0 and events[-1]["reason"] == "too_few"
-    await stage("q", cands(0.9, 0.3, 0.2), RerankBlend(), events)
+    await run_stage(stage, cands(0.9, 0.3, 0.2), events=events, blend=RerankBlend())
     assert events[-1]["reason"] == "dominant" and rr.calls == 0
 
 
@@ -69,19 +70,19 @@ async def test_breaker_opens_after_three_failures_for_600_s() -> None:
     events: list[dict] = []
     trips = COUNTERS.get("rerank.trip")
     for _ in range(3):
-        out = await stage("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+        out = await run_stage(stage, cands(0.9, 0.8, 0.7), events=events, blend=RerankBlend())
         assert [c.id for c in out] == [0, 1, 2]  # degrades to the scoring order
     assert breaker.state == "open" and COUNTERS.get("rerank.trip") == trips + 1
     assert any(e["event"] == "breaker_trip" for e in events)
-    await stage("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+    await run_stage(stage, cands(0.9, 0.8, 0.7), events=events, blend=RerankBlend())
     assert broken.calls == 3 and events[-1]["event"] == "breaker_open"  # skipped without a call
     now[0] += 601
-    await stage("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+    await run_stage(stage, cands(0.9, 0.8, 0.7), events=events, blend=RerankBlend())
     assert broken.calls == 4  # half-open: one probe
 
 
 async def test_no_reranker_is_a_reported_skip() -> None:
     events: list[dict] = []
-    out = await RerankStage(None)("q", cands(0.9, 0.8, 0.7), RerankBlend(), events)
+    out = await run_stage(RerankStage(None), cands(0.9, 0.8, 0.7), events=events, blend=RerankBlend())
     assert [c.id for c in out] == [0, 1, 2] and events == [{"stage": "rerank", "event": "skip",
                                                              "reason": "no_reranker"}]
