@@ -24,8 +24,9 @@ db: venv
 migrate: db
 	$(VENV)/bin/memvault migrate
 
+# --local-key: an admin key is made once and kept in the data directory (0600); serve prints how to use it.
 serve: migrate
-	$(VENV)/bin/memvault serve
+	$(VENV)/bin/memvault serve --local-key
 
 test: db
 	$(VENV)/bin/python -m pytest -q

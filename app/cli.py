@@ -30,6 +30,7 @@ def exit_code(exc: MemvaultError) -> int:
 _COMMAND_MODULES = (
     "app.db.commands",
     "app.commands",
+    "app.keys_commands",
     "app.models.commands",
     "app.write.commands",
     "app.read.commands",
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _act_as_cli_user()
     try:
         return int(args.func(args) or 0)
     except MemvaultError as exc:
@@ -65,6 +67,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memvault: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _act_as_cli_user() -> None:
+    """What the command changes is audited as cli:<user> (the API, MCP and hooks act as their key instead)."""
+    import getpass
+
+    from app.db.connector import act_as
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    act_as(f"cli:{user}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", help="bind address (default MEMVAULT_HOST, 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default MEMVAULT_PORT, 8420)")
     p.add_argument("--no-worker", action="store_true", help="API only; run `memvault worker` separately")
+    p.add_argument("--local-key", action="store_true",
+                   help="create a local admin key once, keep it in the data directory (0600) and print how to use it")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("worker", help="run a Procrastinate worker alone")
@@ -70,7 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from app.runner import serve
 
-    return asyncio.run(serve(host=args.host, port=args.port, worker=not args.no_worker))
+    return asyncio.run(serve(host=args.host, port=args.port, worker=not args.no_worker, local_key=args.local_key))
 
 
 def _worker(args: argparse.Namespace) -> int:

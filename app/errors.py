@@ -11,6 +11,7 @@ class MemvaultError(Exception):
     """Base class. ``status`` is the HTTP status the API answers with."""
 
     status: int = 500
+    headers: dict[str, str] | None = None  # extra HTTP response headers (WWW-Authenticate, Retry-After)
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -39,6 +40,20 @@ class DatabaseUnavailable(DatabaseError):
 
 class MissingExtension(DatabaseError):
     """The server lacks ``vector`` or ``age``."""
+
+
+class Unauthorized(MemvaultError):
+    """No API key, or one that is malformed, unknown, wrong or revoked."""
+
+    status = 401
+    # Bearer for API clients; Basic (any user name, the key as password) lets a browser ask for it (/inspect).
+    headers = {"WWW-Authenticate": 'Bearer realm="memvault", Basic realm="memvault"'}
+
+
+class Forbidden(MemvaultError):
+    """A valid key that may not do this: a lower scope, or bound to another vault."""
+
+    status = 403
 
 
 class NotFound(MemvaultError):

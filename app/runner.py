@@ -14,29 +14,65 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
+    from app.worker.app import act_as_job, connector_for
     from app.worker.app import app as jobs_app
-    from app.worker.app import connector_for
     from app.worker.context import bind_services
 
     bind_services(services)
     with jobs_app.replace_connector(connector_for(url)) as app:
         async with app.open_async():
             await app.run_worker_async(concurrency=concurrency, install_signal_handlers=False,
-                                       name="memvault-worker")
+                                       name="memvault-worker", worker_middleware=[act_as_job])
 
 
-async def serve(*, host: str | None, port: int | None, worker: bool = True) -> int:
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name or a wildcard other than loopback: reachable from elsewhere
+
+
+async def _check_access(services: Services, host: str, port: int, *, local_key: bool) -> None:
+    """``--local-key``: make (once) and show the local admin key; a non-loopback bind with no active key: refuse."""
+    from app.errors import ConfigError
+    from app.keys import active_key_count, ensure_local_key
+
+    if local_key:
+        path = services.settings.data_dir / services.settings.local_key_file
+        key, created = await ensure_local_key(services.db, path)
+        print(f"memvault: {'created a' if created else 'the'} local admin key, in {path} (mode 0600); use it:\n"
+              f"  export MEMVAULT_API_KEY=$(cat {path})\n"
+              f'  curl -H "Authorization: Bearer $MEMVAULT_API_KEY" http://{host}:{port}/v1/vaults',
+              flush=True)
+    if not is_loopback(host) and await active_key_count(services.db) == 0:
+        raise ConfigError(f"refusing to listen on {host}: no API key exists, so nobody could use the API (and it "
+                          "must never be open)",
+                          hint="create one first: `memvault key create --scope admin --name ops`, or bind 127.0.0.1")
+
+
+async def serve(*, host: str | None, port: int | None, worker: bool = True, local_key: bool = False) -> int:
     import uvicorn
 
     from app.api.app import create_app
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     settings = get_settings()
+    host = host or settings.host
+    port = port or settings.port
     url = database_url(settings)
     await asyncio.to_thread(upgrade, url)
     services = await Services.start(settings, url=url)
+    try:
+        await _check_access(services, host, port, local_key=local_key)
+    except BaseException:
+        await services.close()
+        raise
     app = create_app(settings, services=services)
-    config = uvicorn.Config(app, host=host or settings.host, port=port or settings.port, log_level="info")
+    config = uvicorn.Config(app, host=host, port=port, log_level="info")
     server = uvicorn.Server(config)
     tasks = [asyncio.create_task(server.serve(), name="api")]
     if worker:

@@ -84,7 +84,7 @@ class Settings(BaseSettings):
         default="json_schema", description="First response_format tried by the openai LLM (it falls back)."
     )
 
-    api_key: SecretStr | None = Field(default=None, description="Bearer key for the OpenAI-compatible servers.")
+    model_api_key: SecretStr | None = Field(default=None, description="Bearer key for the OpenAI-compatible servers.")
 
     dream_judge_llm: Literal["none", "openai", "mlx"] = Field(
         default="none",
@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     breaker_open_s: float = 600.0
 
     # --- service --------------------------------------------------------------------------------
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="memvault API key (mvk_...) that `memvault mcp` and `memvault hook` act with (or --key).",
+    )
+    local_key_file: str = Field(default="api_key", description="`memvault serve --local-key` keeps its admin key "
+                                "in this file of the data directory (mode 0600).")
     host: str = "127.0.0.1"
     port: int = 8420
     worker_concurrency: int = 2

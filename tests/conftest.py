@@ -108,14 +108,33 @@ async def services(db_url: str, test_settings: Settings) -> AsyncIterator:
         await svc.close()
 
 
+@pytest.fixture(scope="session")
+def _admin_key_material() -> tuple[str, str, str]:
+    """One admin key for the session (argon2 hashed once; each test's database gets the same row)."""
+    from app.auth import new_key
+
+    return new_key()
+
+
 @pytest.fixture
-async def client(services) -> AsyncIterator:
+async def admin_key(services, _admin_key_material) -> str:
+    """An admin key for every vault, in this test's database."""
+    key_id, key, key_hash = _admin_key_material
+    await services.db.fetchone("SELECT * FROM memvault.api_key_create_v1(%s, %s, 'admin', NULL, 'tests')",
+                               (key_id, key_hash))
+    return key
+
+
+@pytest.fixture
+async def client(services, admin_key) -> AsyncIterator:
+    """The API, called with an admin key for every vault (tests about authentication build their own)."""
     from litestar.testing import AsyncTestClient
 
     from app.api.app import create_app
 
     app = create_app(services.settings, services=services)
     async with AsyncTestClient(app=app) as c:
+        c.headers["Authorization"] = f"Bearer {admin_key}"
         yield c
 
 
@@ -137,13 +156,15 @@ def cli_env(db_url: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def memvault_env(db_url: str, monkeypatch) -> Iterator[None]:
-    """``app.cli.main`` in this process, on the test's database: the settings re-read from the environment."""
+def memvault_env(db_url: str, admin_key: str, monkeypatch) -> Iterator[None]:
+    """``app.cli.main`` in this process, on the test's database (with an admin key for the commands that act
+    with one: mcp, hook): the settings re-read from the environment."""
     from app.models.registry import clear_cache
 
     for key, value in cli_env(db_url).items():
         if key.startswith("MEMVAULT_"):
             monkeypatch.setenv(key, value)
+    monkeypatch.setenv("MEMVAULT_API_KEY", admin_key)
     get_settings.cache_clear()
     clear_cache()
     try:

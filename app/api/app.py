@@ -6,13 +6,14 @@ import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
 from app import __version__
 from app.api.errors import EXCEPTION_HANDLERS
+from app.api.guard import provide_principal, require_key
 from app.api.health import HealthController
 from app.services import Services
 from app.settings import Settings, get_settings
@@ -20,6 +21,7 @@ from app.settings import Settings, get_settings
 # Feature controllers, each in its own package; a missing one is simply not mounted yet.
 _CONTROLLERS = (
     "app.api.vaults:VaultController",
+    "app.api.keys:KeyController",
     "app.write.api:MemoryController",
     "app.write.api:SessionController",
     "app.read.api:RecallController",
@@ -47,14 +49,17 @@ def _feature_controllers() -> list:
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None, url: str | None = None) -> Litestar:
-    """Build the API. Pass ``services`` to share already-open ones (tests, benchmarks)."""
+    """Build the API. Pass ``services`` to share already-open ones (tests, benchmarks).
+
+    Every route needs an API key (``app.api.guard``) but those marked ``opt={"public": True}``: /health and the
+    OpenAPI documents."""
     settings = settings or get_settings()
     state: dict[str, Services] = {}
 
     @asynccontextmanager
-    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
         owned = services is None
-        state["services"] = services or await Services.start(settings, url=url)
+        state["services"] = app.state.services = services or await Services.start(settings, url=url)
         try:
             yield
         finally:
@@ -66,7 +71,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
     return Litestar(
         route_handlers=[HealthController, *_feature_controllers()],
-        dependencies={"services": Provide(provide_services, use_cache=True)},
+        dependencies={"services": Provide(provide_services, use_cache=True),
+                      "principal": Provide(provide_principal, sync_to_thread=False)},
+        guards=[require_key],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=OpenAPIConfig(
@@ -74,6 +81,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             version=__version__,
             description="Long-term memory for AI agents: write, recall, and the background track.",
             path="/docs",
+            openapi_router=Router("/docs", route_handlers=[], include_in_schema=False, opt={"public": True}),
             render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
         ),
         debug=False,

@@ -34,16 +34,17 @@ class ErrorBody(BaseModel):
 
 
 def _body(request: Request, status: int, error: str, detail: str, hint: str | None = None,
-          fields: list[dict] | None = None) -> Response:
+          fields: list[dict] | None = None, headers: dict[str, str] | None = None) -> Response:
     body = ErrorBody(error=error, detail=detail, where=f"{request.method} {request.url.path}", hint=hint,
                      fields=[FieldProblem(**f) for f in fields or []])
-    return Response(body.model_dump(mode="json"), status_code=status, media_type=MediaType.JSON)
+    return Response(body.model_dump(mode="json"), status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
 def memvault_error_handler(request: Request, exc: MemvaultError) -> Response:
     if exc.status >= 500:
         log.error("request failed: %s", exc, exc_info=exc)
-    return _body(request, exc.status, type(exc).__name__, exc.message, exc.hint, getattr(exc, "fields", None))
+    return _body(request, exc.status, type(exc).__name__, exc.message, exc.hint, getattr(exc, "fields", None),
+                 headers=exc.headers)
 
 
 def validation_error_handler(request: Request, exc: ValidationException) -> Response:

@@ -9,6 +9,7 @@ from app.services import Services
 
 class HealthController(Controller):
     path = "/health"
+    opt = {"public": True}  # no API key needed (app.api.guard)
     tags = ["health"]
 
     @get("/", summary="Service health")

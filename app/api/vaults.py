@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from app import vaults
 from app.api.errors import ERROR_RESPONSES
 from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
+from app.auth import Principal
 from app.services import Services
 
 
@@ -34,21 +35,30 @@ class VaultController(Controller):
     path = "/v1/vaults"
     tags = ["vaults"]
 
+    # Creating a vault takes a key for every vault with scope write or admin (the guard's default for a route
+    # without {vault}); a vault-bound key cannot create vaults.
     @post("/", summary="Create a vault (and its knowledge graph)")
     async def create(self, data: VaultCreate, services: Services) -> VaultOut:
         return _out(await vaults.create_vault(services.db, data.name))
 
-    @get("/", summary="List vaults by name (a cursor page)", responses=ERROR_RESPONSES)
-    async def list(self, services: Services, limit: int = limit_param(100),
+    @get("/", summary="List the vaults the API key may see, by name (a cursor page)", responses=ERROR_RESPONSES,
+         opt={"cross_vault": "filter"})
+    async def list(self, services: Services, principal: Principal, limit: int = limit_param(100),
                    cursor: str | None = CURSOR) -> Page[VaultOut]:
         after = decode_cursor("vaults", cursor)
-        found = await vaults.list_vaults(services.db, after=after[0] if after else None, limit=limit + 1)
+        if principal.all_vaults:
+            found = await vaults.list_vaults(services.db, after=after[0] if after else None, limit=limit + 1)
+        else:  # a key bound to one vault sees that one
+            assert principal.vault_name is not None
+            found = [] if after and after[0] >= principal.vault_name else [
+                await vaults.get_vault(services.db, principal.vault_name)]
         return page("vaults", [{"v": v} for v in found], limit, lambda r: [r["v"].name], lambda r: _out(r["v"]))
 
     @get("/{vault:str}", summary="One vault")
     async def show(self, vault: str, services: Services) -> VaultOut:
         return _out(await vaults.get_vault(services.db, vault))
 
-    @delete("/{vault:str}", summary="Purge a vault: its memories, graph and logs (audit entries stay)")
+    @delete("/{vault:str}", summary="Purge a vault: its memories, graph and logs (audit entries stay)",
+            opt={"scope": "admin"})
     async def purge(self, vault: str, services: Services) -> None:
         await vaults.drop_vault(services.db, vault)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
@@ -27,6 +28,15 @@ from app.errors import (
 )
 
 log = logging.getLogger(__name__)
+
+# Who the current task acts for: "key:<id>" (set by the API's auth guard, MCP, hooks), "worker:<job>", "cli:<user>".
+# Every transaction carries it as memvault.actor, which the audit triggers write into audit_log.
+current_actor: ContextVar[str | None] = ContextVar("memvault_actor", default=None)
+
+
+def act_as(actor: str) -> None:
+    """Make ``actor`` the author of this task's transactions (and of the tasks it starts) from now on."""
+    current_actor.set(actor)
 
 # SQLSTATEs raised by memvault's own SQL functions.
 _CUSTOM_SQLSTATES: dict[str, type[MemvaultError]] = {
@@ -102,7 +112,8 @@ class Database:
 
     ``transaction(vault_id)`` acts as the ``memvault_app`` role with ``memvault.vault_id`` set, so row-level
     security decides what the statements see. ``transaction()`` without a vault acts as the owner (used by
-    migrations, vault administration and cross-vault background jobs).
+    migrations, vault and key administration and cross-vault background jobs). Both set ``memvault.actor``
+    (``current_actor``) for the audit triggers.
     """
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
@@ -143,9 +154,12 @@ class Database:
                 async with conn.transaction():
                     if vault_id is not None:
                         await conn.execute(
-                            "SELECT set_config('memvault.vault_id', %s, true), set_config('role', 'memvault_app', true)",
-                            (str(vault_id),),
+                            "SELECT set_config('memvault.vault_id', %s, true), set_config('memvault.actor', %s, true),"
+                            " set_config('role', 'memvault_app', true)",
+                            (str(vault_id), current_actor.get() or ""),
                         )
+                    elif (actor := current_actor.get()) is not None:
+                        await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
                     yield conn
         except psycopg.Error as exc:
             raise translate(exc) from exc

@@ -57,13 +57,15 @@ vault = Table(
 
 api_key = Table(
     "api_key", metadata,
-    Column("id", BigInteger, primary_key=True),
+    Column("id", Text, primary_key=True),
     Column("vault_id", UUID(as_uuid=True)),
-    Column("prefix", Text, nullable=False, unique=True),
-    Column("key_hash", LargeBinary, nullable=False),
-    Column("scopes", ARRAY(Text), nullable=False),
+    Column("key_hash", Text, nullable=False),
     Column("created_at", TZ, nullable=False),
     Column("revoked_at", TZ),
+    Column("scope", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("created_by", Text, nullable=False),
+    Column("last_used_at", TZ),
     ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
     Index("api_key_vault_idx", "vault_id"),
 )
@@ -323,6 +325,8 @@ audit_log = Table(
     Column("rule", Text),
     Column("ruleset_version", Text),
     Column("detail", JSONB, nullable=False),
+    Column("before", JSONB),
+    Column("after", JSONB),
     PrimaryKeyConstraint("at", "id"),
     Index("audit_log_vault_at_idx", "vault_id", "at"),
     Index("audit_log_block_idx", "vault_id", "block_id"),

@@ -11,7 +11,10 @@ from app.interfaces.hooks import EVENTS
 def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve the Model Context Protocol on stdio, or streamable HTTP with --http "
                                    "(tools: recall, remember, append_turns, forget, feedback)")
-    p.add_argument("--vault", metavar="NAME", help="the tools' default vault; created if it does not exist")
+    p.add_argument("--vault", metavar="NAME", help="the tools' default vault; created if it does not exist "
+                                                   "(default: the vault the key is bound to)")
+    p.add_argument("--key", metavar="KEY", help="memvault API key (default MEMVAULT_API_KEY); over --http each "
+                                                "request sends its own")
     p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 (endpoint /mcp) instead of stdio")
     p.add_argument("--port", type=int, default=8421, help="port for --http (default 8421; 0: any free port)")
     p.set_defaults(func=_mcp)
@@ -19,9 +22,41 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hook", help="a Claude Code hook: reads the event's JSON on stdin (see the README)")
     p.add_argument("event", choices=EVENTS)
     p.add_argument("--vault", metavar="NAME", required=True, help="the vault; created if it does not exist")
+    p.add_argument("--key", metavar="KEY", help="memvault API key with scope write (default MEMVAULT_API_KEY)")
     p.add_argument("--token-budget", type=int, default=1000,
                    help="cl100k tokens of memories handed to the model per prompt (default 1000)")
     p.set_defaults(func=_hook)
+
+
+async def open_vault_as(services, key: str | None, vault: str | None, scope: str):
+    """The key's principal (the actor of everything after), and ``vault`` opened for ``scope`` (created when
+    missing, which takes a key for every vault); None when no vault is named and the key is not bound to one."""
+    from app.auth import authenticate
+    from app.db.connector import act_as
+    from app.errors import NotFound, Unauthorized
+    from app.vaults import create_vault, get_vault
+
+    if not key:
+        raise Unauthorized("an API key is required", hint="set MEMVAULT_API_KEY or pass --key; create one with "
+                                                         "`memvault key create --scope write`")
+    principal = await authenticate(services.db, key)
+    act_as(principal.actor)
+    vault = vault or principal.vault_name
+    if vault is None:
+        return principal, None
+    principal.require(vault, scope)
+    try:
+        return principal, await get_vault(services.db, vault)
+    except NotFound:
+        principal.require(None, "write")
+        return principal, await create_vault(services.db, vault)
+
+
+def _key(args: argparse.Namespace) -> str | None:
+    from app.settings import get_settings
+
+    setting = get_settings().api_key
+    return args.key or (setting.get_secret_value() if setting else None)
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -33,10 +68,10 @@ def _mcp(args: argparse.Namespace) -> int:
     from app.interfaces import mcp
     from app.runner import LOG_FORMAT
     from app.services import Services
-    from app.vaults import get_or_create_vault
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
     log = logging.getLogger("app.interfaces.mcp")
+    key = _key(args)
 
     async def main() -> int:
         # stdout carries the protocol only: what is printed while starting (provisioning, a library) goes to
@@ -44,15 +79,15 @@ def _mcp(args: argparse.Namespace) -> int:
         with contextlib.redirect_stdout(sys.stderr):
             services = await Services.start()
         try:
-            if args.vault:
-                await get_or_create_vault(services.db, args.vault)
+            principal, vault = await open_vault_as(services, key, args.vault, "read")
+            default = vault.name if vault is not None else None
             if not args.http:
-                log.info("memvault mcp: ready on stdio (default vault %s)", args.vault)
-                await mcp.serve_stdio(services, args.vault)
+                log.info("memvault mcp: ready on stdio (default vault %s) with key %s", default, principal.key_id)
+                await mcp.serve_stdio(services, default, principal)
                 return 0
             import uvicorn
 
-            config = uvicorn.Config(mcp.http_app(services, args.vault), host="127.0.0.1", port=args.port,
+            config = uvicorn.Config(mcp.http_app(services, default), host="127.0.0.1", port=args.port,
                                     log_level="warning")
             server = uvicorn.Server(config)
             task = asyncio.create_task(server.serve())
@@ -60,7 +95,7 @@ def _mcp(args: argparse.Namespace) -> int:
                 await asyncio.sleep(0.05)
             if server.started:
                 port = server.servers[0].sockets[0].getsockname()[1]
-                log.info("memvault mcp: ready on http://127.0.0.1:%d/mcp (default vault %s)", port, args.vault)
+                log.info("memvault mcp: ready on http://127.0.0.1:%d/mcp (default vault %s)", port, default)
             await task
             return 0
         finally:
@@ -77,7 +112,6 @@ def _hook(args: argparse.Namespace) -> int:
     from app.errors import InvalidInput, MemvaultError
     from app.interfaces.hooks import HookInput, run_hook
     from app.services import Services
-    from app.vaults import get_or_create_vault
 
     out = sys.stdout
     try:
@@ -87,11 +121,12 @@ def _hook(args: argparse.Namespace) -> int:
     except MemvaultError as exc:  # exit 1, never 2: Claude Code blocks the prompt on exit code 2
         print(f"memvault: {exc}", file=sys.stderr)
         return 1
+    key = _key(args)
 
     async def main() -> str | None:
         services = await Services.start()
         try:
-            vault = await get_or_create_vault(services.db, args.vault)
+            _, vault = await open_vault_as(services, key, args.vault, "write")
             return await run_hook(services, vault, args.event, data, token_budget=args.token_budget)
         finally:
             await services.close()

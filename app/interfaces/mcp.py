@@ -39,6 +39,7 @@ from app.write.schemas import FeedbackIn, MemoryIn, TurnsIn
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from app.auth import Principal
     from app.services import Services
     from app.vaults import Vault
 
@@ -109,11 +110,12 @@ TOOLS = {t.name: t for t in (
 class MemvaultTools:
     """The tools over already started services, independent of any transport.
 
-    ``principal`` is what the caller's API key may do (sec-access's ``authenticate``); None on a server started
-    without keys. Every call goes through ``call``, the one place a check belongs.
+    ``principal`` is what the caller's API key may do (``app.auth.authenticate``): every tool opens its vault
+    through ``_vault``, which checks the key's scope (recall reads, the others write) and vault binding; what a
+    call changes is audited as the key.
     """
 
-    def __init__(self, services: Services, default_vault: str | None, principal: Any = None) -> None:
+    def __init__(self, services: Services, default_vault: str | None, principal: Principal) -> None:
         self.services = services
         self.default_vault = default_vault
         self.principal = principal
@@ -122,6 +124,9 @@ class MemvaultTools:
         spec = TOOLS.get(name)
         if spec is None:
             return _tool_error(f"unknown tool {name!r}; the tools are " + ", ".join(TOOLS))
+        from app.db.connector import act_as
+
+        act_as(self.principal.actor)
         try:
             args = spec.args.model_validate(arguments)
             text = await getattr(self, f"_{name}")(args)
@@ -133,18 +138,19 @@ class MemvaultTools:
             return _tool_error(str(exc))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=False)
 
-    async def _vault(self, name: str | None) -> Vault:
+    async def _vault(self, name: str | None, scope: str = "write") -> Vault:
         from app.vaults import get_vault
 
         if not (name or self.default_vault):
             raise InvalidInput("no vault: pass 'vault' or start the server with --vault NAME")
+        self.principal.require(name or self.default_vault, scope)
         return await get_vault(self.services.db, name or self.default_vault)
 
     async def _recall(self, a: RecallArgs) -> str:
         from app.read.config import RecallOptions
         from app.read.recall import recall
 
-        result = await recall(self.services, await self._vault(a.vault), a.query, RecallOptions(
+        result = await recall(self.services, await self._vault(a.vault, "read"), a.query, RecallOptions(
             format=a.format, token_budget=a.token_budget, k=a.k, as_of=a.as_of, known_at=a.known_at,
             thinking=a.thinking, session_id=a.session_id, funnel=a.funnel))
         out = result.render()
@@ -181,7 +187,8 @@ class MemvaultTools:
     async def _feedback(self, a: FeedbackArgs) -> str:
         from app.write.memories import feedback_memory
 
-        row = await feedback_memory(self.services, await self._vault(a.vault), a.memory_id, a.value, actor="mcp",
+        row = await feedback_memory(self.services, await self._vault(a.vault), a.memory_id, a.value,
+                                    actor=self.principal.actor,
                                     note=a.note)
         return f"memory {a.memory_id}: feedback {row['feedback_up']} up, {row['feedback_down']} down"
 
@@ -217,15 +224,19 @@ def build_server(tools_for: Callable[[ServerRequestContext], Awaitable[MemvaultT
             from mcp.shared.exceptions import MCPError
 
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are " + ", ".join(TOOLS))
-        tools = await tools_for(ctx)
+        try:
+            tools = await tools_for(ctx)
+        except MemvaultError as exc:  # no key, or one that is wrong or revoked
+            return _tool_error(str(exc))
         return await tools.call(params.name, params.arguments or {})
 
     return Server("memvault", version=version("memvault"), instructions=instructions(default_vault),
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve_stdio(services: Services, default_vault: str | None, principal: Any = None) -> None:
-    """Serve one client on stdin / stdout until it closes the input."""
+async def serve_stdio(services: Services, default_vault: str | None, principal: Principal) -> None:
+    """Serve one client on stdin / stdout until it closes the input, acting with ``principal`` (the key the
+    process was started with)."""
     from mcp.server.stdio import stdio_server
 
     tools = MemvaultTools(services, default_vault, principal)
@@ -238,12 +249,15 @@ async def serve_stdio(services: Services, default_vault: str | None, principal: 
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(services: Services, default_vault: str | None, *, host: str = "127.0.0.1",
-             principal: Any = None) -> Starlette:
-    """The streamable HTTP transport as an ASGI app (``/mcp``). Its lifespan runs the SDK's session manager."""
-    tools = MemvaultTools(services, default_vault, principal)
+def http_app(services: Services, default_vault: str | None, *, host: str = "127.0.0.1") -> Starlette:
+    """The streamable HTTP transport as an ASGI app (``/mcp``). Its lifespan runs the SDK's session manager.
+    Each tool call acts with the API key its HTTP request carries (``Authorization: Bearer`` or ``X-API-Key``),
+    checked as the REST API checks it."""
+    from app.api.guard import presented_key
+    from app.auth import authenticate
 
-    async def tools_for(_: ServerRequestContext) -> MemvaultTools:
-        return tools
+    async def tools_for(ctx: ServerRequestContext) -> MemvaultTools:
+        return MemvaultTools(services, default_vault,
+                             await authenticate(services.db, presented_key(ctx.request) if ctx.request else None))
 
     return build_server(tools_for, default_vault).streamable_http_app(host=host)

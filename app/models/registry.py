@@ -51,7 +51,7 @@ LLM_FIELDS = (
     "llm_temperature",
     "llm_json_mode",
 )
-COMMON_FIELDS = ("api_key", "breaker_failures", "breaker_open_s")
+COMMON_FIELDS = ("model_api_key", "breaker_failures", "breaker_open_s")
 
 
 def _key(kind: str, settings: Settings, fields: tuple[str, ...]) -> tuple[Any, ...]:
@@ -78,7 +78,7 @@ def clear_cache() -> None:
 
 
 def _api_key(settings: Settings) -> str | None:
-    return settings.api_key.get_secret_value() if settings.api_key else None
+    return settings.model_api_key.get_secret_value() if settings.model_api_key else None
 
 
 def _need(value: Any, setting: str, backend: str) -> Any:

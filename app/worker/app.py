@@ -18,6 +18,14 @@ TASK_MODULES = ("app.write.jobs", "app.read.jobs", "app.db.jobs", "app.backgroun
 app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=list(TASK_MODULES))
 
 
+async def act_as_job(call_next, context, worker) -> Any:
+    """Worker middleware: what a job changes is audited as worker:<task name>."""
+    from app.db.connector import act_as
+
+    act_as(f"worker:{context.job.task_name}")
+    return await call_next()
+
+
 def connector_for(url: str) -> procrastinate.PsycopgConnector:
     return procrastinate.PsycopgConnector(conninfo=url)
 

@@ -33,12 +33,16 @@ async def retract_memory(services: Services, vault: Vault, block_id: int) -> Non
         if row is None or row["id"] is None:
             raise NotFound(f"no current memory {block_id} in vault {vault.name!r}",
                            hint="it does not exist or was already deleted")
-        entry = {"action": "write.retract", "actor": "api", "block_id": block_id}
+        entry = {"action": "write.retract", "block_id": block_id}  # actor: the transaction's (memvault.actor)
         await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)", (vault.id, json.dumps([entry])))
 
 
-async def feedback_memory(services: Services, vault: Vault, block_id: int, signal: int, *, actor: str = "api",
+async def feedback_memory(services: Services, vault: Vault, block_id: int, signal: int, *, actor: str | None = None,
                           note: str | None = None) -> dict:
-    """+1 / -1 on a memory's feedback counts (memvault.block_usage), audited in the same transaction."""
+    """+1 / -1 on a memory's feedback counts (memvault.block_usage), audited in the same transaction (actor: the
+    request's key by default)."""
+    from app.db.connector import current_actor
+
     return await services.db.fetchone("SELECT * FROM memvault.block_feedback_v1(%s, %s, %s, %s, %s)",
-                                      (vault.id, block_id, signal, actor, note), vault_id=vault.id)
+                                      (vault.id, block_id, signal, actor or current_actor.get() or "api", note),
+                                      vault_id=vault.id)

@@ -184,7 +184,7 @@ DECLARE
     v_count integer;
 BEGIN
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, rule, ruleset_version, detail)
-    SELECT p_vault, coalesce(e->>'actor', 'write-track'), e->>'action', (e->>'block_id')::bigint, e->>'rule',
+    SELECT p_vault, coalesce(e->>'actor', memvault.audit_actor()), e->>'action', (e->>'block_id')::bigint, e->>'rule',
            e->>'ruleset_version', coalesce(e->'detail', '{}'::jsonb)
       FROM jsonb_array_elements(p_entries) AS e;
     GET DIAGNOSTICS v_count = ROW_COUNT;

@@ -454,7 +454,7 @@ BEGIN
         PERFORM memvault.touch_blocks_v1(p_ids, now());
     END IF;
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, rule, ruleset_version, detail)
-    SELECT v_vault, 'read_sanitize', 'redact', (a ->> 'block_id')::bigint, a ->> 'rule', a ->> 'ruleset_version',
+    SELECT v_vault, memvault.audit_actor(), 'read_sanitize.redact', (a ->> 'block_id')::bigint, a ->> 'rule', a ->> 'ruleset_version',
            coalesce(a -> 'detail', '{}'::jsonb)
     FROM jsonb_array_elements(coalesce(p_audits, '[]'::jsonb)) AS a;
     INSERT INTO memvault.recall_log (vault_id, query, intent, mode, thinking, stage_ms, returned_ids, tokens_used,
@@ -560,7 +560,7 @@ CREATE OR REPLACE FUNCTION memvault.audit_read_sanitize_v1(p_audits jsonb)
     AS $$
     WITH i AS (
         INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, rule, ruleset_version, detail)
-        SELECT memvault.current_vault_id(), 'read_sanitize', 'redact', (a ->> 'block_id')::bigint, a ->> 'rule',
+        SELECT memvault.current_vault_id(), memvault.audit_actor(), 'read_sanitize.redact', (a ->> 'block_id')::bigint, a ->> 'rule',
                a ->> 'ruleset_version', coalesce(a -> 'detail', '{}'::jsonb)
         FROM jsonb_array_elements(coalesce(p_audits, '[]'::jsonb)) AS a
         RETURNING 1

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from app.interfaces.hooks import HookInput, last_answer, run_hook
+from app.auth import Principal
 from app.interfaces.mcp import MemvaultTools
+
+ADMIN = Principal(key_id="tests", scope="admin", vault_id=None, vault_name=None)  # what authenticate() returns
 
 
 async def _turns(services, vault) -> list[tuple[str, str, str]]:
@@ -58,7 +61,7 @@ def test_hook_input_needs_a_session() -> None:
 
 
 async def test_hooks_recall_for_the_prompt_then_record_the_conversation(services, vault, tmp_path) -> None:
-    await MemvaultTools(services, vault.name).call("remember", {"content": "The staging database runs on port 6543."})
+    await MemvaultTools(services, vault.name, ADMIN).call("remember", {"content": "The staging database runs on port 6543."})
     data = HookInput("cc-1", "Which port does staging use?", None, None)
     out = await run_hook(services, vault, "user-prompt-submit", data, token_budget=500)
     context = json.loads(out)["hookSpecificOutput"]
@@ -116,7 +119,7 @@ async def test_recorded_payloads_through_the_hook_command(services, memvault_env
     from app.vaults import create_vault
 
     coding = await create_vault(services.db, "coding")
-    tools = MemvaultTools(services, "coding")
+    tools = MemvaultTools(services, "coding", ADMIN)
     await tools.call("remember", {"content": "billing-api: we decided to keep invoices in UTC, never local time."})
     await tools.call("remember", {"content": "The staging database of billing-api runs on port 6543."})
 

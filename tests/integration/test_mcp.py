@@ -17,8 +17,11 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from app.auth import Principal
 from app.interfaces.mcp import MemvaultTools, http_app
 from tests.conftest import cli_env
+
+ADMIN = Principal(key_id="tests", scope="admin", vault_id=None, vault_name=None)  # what authenticate() returns
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,8 +39,9 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def http_session(services, vault_name: str | None):
-    """The streamable HTTP app under uvicorn on a free loopback port, and an SDK client session to it."""
+async def http_session(services, vault_name: str | None, key: str | None):
+    """The streamable HTTP app under uvicorn on a free loopback port, and an SDK client session to it that sends
+    ``key`` with each request."""
     import uvicorn
 
     port = _free_port()
@@ -48,7 +52,8 @@ async def http_session(services, vault_name: str | None):
         while not server.started:
             assert not task.done(), "uvicorn did not start"
             await asyncio.sleep(0.02)
-        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
+        async with _keyed(key) as http, \
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write), \
                 ClientSession(read, write) as session:
             yield session
     finally:
@@ -56,10 +61,18 @@ async def http_session(services, vault_name: str | None):
         await asyncio.wait_for(task, 10)
 
 
-async def test_stdio_process_remember_recall_forget(db_url) -> None:
+def _keyed(key: str | None):
+    """An HTTP client for the SDK that sends ``key`` (the SDK's own defaults otherwise)."""
+    import httpx2
+
+    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"} if key else {},
+                              timeout=httpx2.Timeout(30, read=300))
+
+
+async def test_stdio_process_remember_recall_forget(db_url, admin_key) -> None:
     """``memvault mcp`` started by the SDK's stdio client, as Claude Desktop / Claude Code start it."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "app.cli", "mcp", "--vault", "agent"],
-                                   env=cli_env(db_url), cwd=str(ROOT))
+                                   env=cli_env(db_url) | {"MEMVAULT_API_KEY": admin_key}, cwd=str(ROOT))
     errlog = open(os.devnull, "w")  # noqa: SIM115 - the server's log lines
     try:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -87,8 +100,8 @@ async def test_stdio_process_remember_recall_forget(db_url) -> None:
         errlog.close()
 
 
-async def test_http_transport_append_turns_and_recall(services, vault) -> None:
-    async with http_session(services, vault.name) as session:
+async def test_http_transport_append_turns_and_recall(services, vault, admin_key) -> None:
+    async with http_session(services, vault.name, admin_key) as session:
         await session.initialize()
         answer = await session.call_tool("append_turns", {"session_id": "chat-7", "turns": [
             {"role": "user", "content": "I am training for the Taipei marathon in December."},
@@ -102,7 +115,7 @@ async def test_http_transport_append_turns_and_recall(services, vault) -> None:
 
 
 async def test_tool_errors_say_what_to_fix(services, vault) -> None:
-    tools = MemvaultTools(services, vault.name)
+    tools = MemvaultTools(services, vault.name, ADMIN)
     missing = await tools.call("remember", {"contents": "typo in the field name"})
     assert missing.is_error
     assert "content: Field required" in _text(missing) and "contents: Extra inputs" in _text(missing)
@@ -110,7 +123,7 @@ async def test_tool_errors_say_what_to_fix(services, vault) -> None:
     assert budget.is_error and "token_budget" in _text(budget)
     other = await tools.call("recall", {"query": "x", "vault": "no-such-vault"})
     assert other.is_error and "unknown vault 'no-such-vault'" in _text(other)
-    nameless = await MemvaultTools(services, None).call("recall", {"query": "x"})
+    nameless = await MemvaultTools(services, None, ADMIN).call("recall", {"query": "x"})
     assert nameless.is_error and "--vault" in _text(nameless)
     no_memory = await tools.call("forget", {"memory_id": 999999})
     assert no_memory.is_error and "no current memory 999999" in _text(no_memory)
@@ -121,7 +134,7 @@ async def test_tool_errors_say_what_to_fix(services, vault) -> None:
 
 
 async def test_feedback_counts_are_audited(services, vault) -> None:
-    tools = MemvaultTools(services, vault.name)
+    tools = MemvaultTools(services, vault.name, ADMIN)
     stored = await tools.call("remember", {"content": "I prefer window seats on long flights."})
     memory_id = int(_text(stored).split()[3].rstrip(":"))
     await tools.call("feedback", {"memory_id": memory_id, "signal": "-", "note": "outdated"})
@@ -130,14 +143,15 @@ async def test_feedback_counts_are_audited(services, vault) -> None:
     rows = await services.db.fetchall(
         "SELECT actor, detail FROM memvault.audit_log WHERE vault_id = %s AND action = 'memory.feedback' "
         "ORDER BY id", (vault.id,))
-    assert [(r["actor"], r["detail"]) for r in rows] == [("mcp", {"signal": -1, "note": "outdated"}),
-                                                        ("mcp", {"signal": -1})]
+    assert [(r["actor"], r["detail"]) for r in rows] == [("key:tests", {"signal": -1, "note": "outdated"}),
+                                                        ("key:tests", {"signal": -1})]
 
 
-async def test_http_command_serves_on_loopback(db_url) -> None:
+async def test_http_command_serves_on_loopback(db_url, admin_key) -> None:
     """``memvault mcp --http --port 0``: the ready line names the port; the SDK's client talks to it there."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", "web", env=cli_env(db_url),
+        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", "web",
+        env=cli_env(db_url) | {"MEMVAULT_API_KEY": admin_key},
         cwd=str(ROOT), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
         url = None
@@ -146,7 +160,8 @@ async def test_http_command_serves_on_loopback(db_url) -> None:
             assert line, "memvault mcp --http exited before it was ready"
             if "ready on http://127.0.0.1:" in line:
                 url = line.split("ready on ")[1].split()[0]
-        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        async with _keyed(admin_key) as http, streamable_http_client(url, http_client=http) as (read, write), \
+                ClientSession(read, write) as session:
             await session.initialize()
             stored = await session.call_tool("remember", {"content": "Our on-call rotation changes every Monday."})
             assert _text(stored).startswith("CREATE")

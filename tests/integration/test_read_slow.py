@@ -84,7 +84,7 @@ async def test_read_time_sanitize_redacts_and_audits(services, vault) -> None:
     assert card.id == bid and card.redacted and "[REDACTED]" in card.text and "budget review" in card.text
     assert "ignore all previous instructions" not in card.text
     rows = await services.db.fetchall("SELECT block_id, rule, ruleset_version, actor FROM memvault.audit_log "
-                                      "WHERE actor = 'read_sanitize'")
+                                      "WHERE action = 'read_sanitize.redact'")
     assert rows and all(x["block_id"] == bid and x["ruleset_version"] == r.meta["sanitize"]["ruleset_version"]
                         for x in rows)
     assert len(rows) == r.meta["sanitize"]["hits"]

@@ -1,0 +1,67 @@
+"""The auth guard, applied to the whole app (``create_app``), so every route is born authenticated.
+
+Open without a key: handlers whose ``opt`` (or their controller's or router's) has ``public`` (``/health``, the
+OpenAPI documents under ``/docs``). Every other request needs an API key (``Authorization: Bearer <key>``,
+``X-API-Key: <key>``, or HTTP Basic with the key as password, so a browser can ask for it on ``/inspect``):
+- the scope comes from the method (GET/HEAD read; POST, PUT, PATCH, DELETE write) unless the handler says
+  ``opt={"scope": ...}`` (recall is a POST that reads);
+- a route with ``{vault}`` in its path needs a key for that vault (or for every vault);
+- a route without one acts across vaults and needs a key for every vault, unless the handler declares
+  ``opt={"cross_vault": "filter"}``: then it takes any key and must itself keep to what ``principal`` may see.
+401 for a missing, malformed, unknown, wrong or revoked key (with WWW-Authenticate); 403 for a valid key that may
+not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
+its key id becomes the actor of the request's transactions (audit).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from litestar import Request
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from app.auth import Principal, authenticate
+from app.db.connector import act_as
+from app.errors import Unauthorized
+
+METHOD_SCOPE = {"GET": "read", "HEAD": "read", "OPTIONS": "read", "POST": "write", "PUT": "write",
+                "PATCH": "write", "DELETE": "write"}
+
+
+def presented_key(connection: ASGIConnection) -> str | None:
+    """The key a request carries, from any of the accepted headers."""
+    auth = connection.headers.get("authorization")
+    if auth:
+        kind, _, value = auth.partition(" ")
+        if kind.lower() == "bearer":
+            return value.strip()
+        if kind.lower() == "basic":
+            try:
+                return base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")[2]
+            except (binascii.Error, UnicodeDecodeError) as exc:
+                raise Unauthorized("malformed Basic credentials", hint="the API key is the password") from exc
+        raise Unauthorized(f"unsupported Authorization scheme {kind!r}", hint="use 'Authorization: Bearer <key>'")
+    return connection.headers.get("x-api-key")
+
+
+def required_scope(connection: ASGIConnection, handler: BaseRouteHandler) -> str:
+    return handler.opt.get("scope") or METHOD_SCOPE.get(connection.scope["method"], "write")  # type: ignore[typeddict-item]
+
+
+async def require_key(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
+    if handler.opt.get("public"):
+        return
+    principal: Principal = await authenticate(connection.app.state.services.db, presented_key(connection))
+    vault = connection.path_params.get("vault")
+    if vault is None and handler.opt.get("cross_vault") == "filter":
+        principal.require(principal.vault_name, required_scope(connection, handler))
+    else:
+        principal.require(vault, required_scope(connection, handler))
+    connection.state.principal = principal
+    act_as(principal.actor)
+
+
+def provide_principal(request: Request) -> Principal:
+    return request.state.principal

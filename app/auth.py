@@ -1,0 +1,158 @@
+"""Who is calling, and what they may do: API keys checked against the database, scopes, vault binding.
+
+A key reads ``mvk_<id>_<secret>``. The id is public (it names the key in lists, audit rows and revocation); only an
+argon2id hash of the secret is stored. Every check looks the key up by id, so a revocation takes effect on the next
+request; argon2 is paid once per key and presented secret: a SHA-256 digest of each secret already verified for a
+key is kept in process (a small LRU), and a later request with the same secret only compares digests.
+
+Scopes: ``read`` < ``write`` < ``admin``, each implying the ones before it. A key is bound to one vault or to all.
+Every interface calls the same two things: ``authenticate(db, presented) -> Principal`` and
+``principal.require(vault_name, scope)`` (REST guard in ``app.api.guard``, MCP, hooks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from threading import Lock
+from typing import Literal, get_args
+from uuid import UUID
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from app.db.connector import Database
+from app.errors import Forbidden, Unauthorized
+
+Scope = Literal["read", "write", "admin"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+_RANK = {s: i for i, s in enumerate(SCOPES)}
+
+KEY_PREFIX = "mvk"
+_KEY = re.compile(r"^mvk_([a-z0-9]{6,32})_([A-Za-z0-9_-]{20,200})$")
+HOW_TO_GET_ONE = "create one with `memvault key create --scope admin` (or POST /v1/keys with an admin key)"
+
+# argon2id, OWASP's minimum profile (19 MiB, 2 passes, 1 lane): the secret is 256 random bits, so the hash only has
+# to make a stolen table useless, not to stretch a guessable password; a verification costs ~20 ms, not ~60.
+HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+TOUCH_EVERY = timedelta(minutes=1)  # last_used_at granularity
+
+
+def scope_allows(have: str, need: str) -> bool:
+    return _RANK[have] >= _RANK[need]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """A verified key: its id, scope and the vault it is bound to (None: every vault)."""
+
+    key_id: str
+    scope: Scope
+    vault_id: UUID | None
+    vault_name: str | None
+
+    @property
+    def actor(self) -> str:
+        return f"key:{self.key_id}"
+
+    @property
+    def all_vaults(self) -> bool:
+        return self.vault_id is None
+
+    def may_see(self, vault_name: str) -> bool:
+        return self.all_vaults or vault_name == self.vault_name
+
+    def require(self, vault_name: str | None, scope: str) -> None:
+        """Raise Forbidden unless this key may act with ``scope`` on ``vault_name`` (None: across vaults, which
+        takes a key for every vault)."""
+        if not scope_allows(self.scope, scope):
+            raise Forbidden(f"API key {self.key_id} has scope {self.scope!r}; this needs {scope!r}",
+                            hint=f"use a key with scope {scope} or higher (`memvault key create --scope {scope}`)")
+        if vault_name is None:
+            if not self.all_vaults:
+                raise Forbidden(f"API key {self.key_id} is bound to vault {self.vault_name!r}; this acts across "
+                                "vaults", hint="use a key created without --vault")
+        elif not self.may_see(vault_name):
+            raise Forbidden(f"API key {self.key_id} is bound to vault {self.vault_name!r}, not {vault_name!r}",
+                            hint=f"use a key for vault {vault_name!r} or for every vault")
+
+
+class VerifiedSecrets:
+    """Digests of secrets already verified with argon2, per key id and stored hash (bounded LRU, thread-safe)."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._seen: OrderedDict[tuple[str, str, bytes], None] = OrderedDict()
+        self._size = size
+        self._lock = Lock()
+
+    def __contains__(self, entry: tuple[str, str, bytes]) -> bool:
+        with self._lock:
+            if entry in self._seen:
+                self._seen.move_to_end(entry)
+                return True
+            return False
+
+    def add(self, entry: tuple[str, str, bytes]) -> None:
+        with self._lock:
+            self._seen[entry] = None
+            while len(self._seen) > self._size:
+                self._seen.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+
+VERIFIED = VerifiedSecrets()
+
+
+def new_key() -> tuple[str, str, str]:
+    """(key id, the whole key to hand out once, its argon2 hash)."""
+    key_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    return key_id, f"{KEY_PREFIX}_{key_id}_{secret}", HASHER.hash(secret)
+
+
+def parse_key(presented: str) -> tuple[str, str]:
+    match = _KEY.match(presented.strip())
+    if match is None:
+        raise Unauthorized("malformed API key: expected mvk_<id>_<secret>",
+                           hint="send the whole key as printed when it was created")
+    return match.group(1), match.group(2)
+
+
+def _verify(key_hash: str, secret: str) -> bool:
+    try:
+        return HASHER.verify(key_hash, secret)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+async def authenticate(db: Database, presented: str | None) -> Principal:
+    """The principal of a presented key; Unauthorized when there is none or it is malformed, unknown, wrong or
+    revoked. One indexed lookup per call; argon2 only for a secret not verified before in this process."""
+    if not presented or not presented.strip():
+        raise Unauthorized("an API key is required",
+                           hint="send 'Authorization: Bearer <key>' (or 'X-API-Key: <key>'); " + HOW_TO_GET_ONE)
+    key_id, secret = parse_key(presented)
+    row = await db.fetchone("SELECT * FROM memvault.api_key_lookup_v1(%s)", (key_id,))
+    if row is None:
+        raise Unauthorized(f"unknown API key {key_id}", hint=HOW_TO_GET_ONE)
+    if row["revoked_at"] is not None:
+        raise Unauthorized(f"API key {key_id} was revoked at {row['revoked_at']:%Y-%m-%d %H:%M:%S %Z}",
+                           hint=HOW_TO_GET_ONE)
+    entry = (key_id, row["key_hash"], hashlib.sha256(secret.encode()).digest())
+    if entry not in VERIFIED:
+        if not await asyncio.to_thread(_verify, row["key_hash"], secret):
+            raise Unauthorized(f"wrong secret for API key {key_id}", hint="send the whole key as printed when it was "
+                                                                         "created; " + HOW_TO_GET_ONE)
+        VERIFIED.add(entry)
+    if row["last_used_at"] is None or datetime.now(UTC) - row["last_used_at"] > TOUCH_EVERY:
+        await db.fetchone("SELECT memvault.api_key_touch_v1(%s)", (key_id,))
+    return Principal(key_id=key_id, scope=row["scope"], vault_id=row["vault_id"], vault_name=row["vault_name"])
+

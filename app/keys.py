@@ -1,0 +1,101 @@
+"""API key administration: create (the key is shown once), list, revoke. Used by ``memvault key`` and
+``/v1/keys``; verification is ``app.auth``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from uuid import UUID
+
+from app.auth import SCOPES, Principal, Scope, authenticate, new_key
+from app.db.connector import Database
+from app.errors import InvalidInput, NotFound, Unauthorized
+from app.vaults import get_vault
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    id: str
+    scope: Scope
+    vault_id: UUID | None
+    vault_name: str | None
+    name: str
+    created_at: datetime
+    created_by: str
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+def _info(row: dict) -> KeyInfo:
+    return KeyInfo(**row)
+
+
+async def create_key(db: Database, *, scope: str, vault: str | None = None, name: str = "",
+                     by: Principal | None = None) -> tuple[str, KeyInfo]:
+    """A new key (the plain key, returned once, and its record). ``by``: the key creating it, which may hand out
+    keys only for what it may do itself (a vault-bound admin key: keys for its vault)."""
+    if scope not in SCOPES:
+        raise InvalidInput(f"unknown scope {scope!r}", hint="one of " + ", ".join(SCOPES))
+    if len(name) > 200:
+        raise InvalidInput("key name longer than 200 characters")
+    if by is not None:
+        by.require(vault, "admin")
+    vault_id = (await get_vault(db, vault)).id if vault is not None else None
+    key_id, key, key_hash = new_key()
+    row = await db.fetchone("SELECT * FROM memvault.api_key_create_v1(%s, %s, %s, %s, %s)",
+                            (key_id, key_hash, scope, vault_id, name))
+    assert row is not None
+    return key, _info(row)
+
+
+async def list_keys(db: Database, *, vault: str | None = None, by: Principal | None = None) -> list[KeyInfo]:
+    """Every key (``vault``: only that vault's); a vault-bound admin key sees its vault's keys only."""
+    if by is not None and not by.all_vaults:
+        vault = by.vault_name if vault is None else vault
+        by.require(vault, "admin")
+    if vault is None:
+        rows = await db.fetchall("SELECT * FROM memvault.api_key_list_v1(NULL, true)")
+    else:
+        rows = await db.fetchall("SELECT * FROM memvault.api_key_list_v1(%s)", ((await get_vault(db, vault)).id,))
+    return [_info(r) for r in rows]
+
+
+async def revoke_key(db: Database, key_id: str, *, by: Principal | None = None) -> KeyInfo:
+    found = await db.fetchone("SELECT * FROM memvault.api_key_list_v1(NULL, true) WHERE id = %s", (key_id,))
+    if found is None or (by is not None and not by.all_vaults and found["vault_id"] != by.vault_id):
+        raise NotFound(f"no API key {key_id!r}", hint="list them: GET /v1/keys or `memvault key list`")
+    if by is not None:
+        by.require(found["vault_name"], "admin")
+    row = await db.fetchone("SELECT * FROM memvault.api_key_revoke_v1(%s)", (key_id,))
+    assert row is not None
+    return _info(row)
+
+
+async def active_key_count(db: Database) -> int:
+    row = await db.fetchone("SELECT memvault.api_key_active_count_v1() AS n")
+    return int(row["n"]) if row else 0
+
+
+async def ensure_local_key(db: Database, path: Path) -> tuple[str, bool]:
+    """The local admin key of ``make serve``: the one stored at ``path`` (mode 0600) if it still works in this
+    database, else a new one written there. Returns (key, created)."""
+    if path.is_file():
+        key = path.read_text(encoding="utf-8").strip()
+        try:
+            principal = await authenticate(db, key)
+        except Unauthorized:
+            pass
+        else:
+            if principal.scope == "admin" and principal.all_vaults:
+                return key, False
+    key, _ = await create_key(db, scope="admin", name=f"local admin key ({path})")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(key + "\n")
+    os.chmod(path.with_suffix(".tmp"), 0o600)
+    os.replace(path.with_suffix(".tmp"), path)
+    return key, True
+
