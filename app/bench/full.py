@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from app.bench.harness import Hit
+from app.read.config import ReadConfig
 from app.services import Services
 from app.vaults import Vault
 
@@ -17,19 +18,26 @@ UNCUT_BUDGET = 1_000_000  # tokens: far above anything n cards can hold
 
 
 class FullRecall:
-    def __init__(self, services: Services, thinking: str | None = None) -> None:
+    """``config``: a read configuration other than the service's (a candidate setting of ``bench ... --tune``);
+    ``writeback=False`` leaves access counts as they are, so kept vaults score the same on every run."""
+
+    def __init__(self, services: Services, thinking: str | None = None, *, config: ReadConfig | None = None,
+                 writeback: bool = True) -> None:
+        from app.read.recall import ReadTrack
+
         self.services = services
         self.thinking = thinking
+        self.track = ReadTrack(services, config) if config is not None else ReadTrack.of(services)
+        self.writeback = writeback
         self.last_meta: dict | None = None
 
     async def __call__(self, vault: Vault, query: str, *, as_of: datetime | None, n: int) -> list[Hit]:
-        from app.read.config import ReadConfig, RecallOptions
-        from app.read.recall import recall
+        from app.read.config import RecallOptions
 
-        max_k = ReadConfig().max_k
+        max_k = self.track.config.max_k
         options = RecallOptions(format="cards", token_budget=UNCUT_BUDGET, as_of=as_of, k=min(n, max_k),
-                                thinking=self.thinking)
-        result = await recall(self.services, vault, query, options)
+                                thinking=self.thinking, writeback=self.writeback)
+        result = await self.track.recall(vault, query, options)
         self.last_meta = result.meta
         seen: set[int] = set()
         hits: list[Hit] = []

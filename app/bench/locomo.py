@@ -5,21 +5,29 @@ each turn is a user turn, "Speaker: text", with the caption of a shared image). 
 recalled as of the conversation's last session; its score at k is the fraction of its evidence turns covered
 by the top-k memories (provenance points at the turn, or the memory's text contains it). Averages leave out
 category 5 (adversarial: no answer exists), which is still reported by category.
+
+``--folds``: leave-one-conversation-out, each conversation a fold; the metric per fold and its spread, overall and
+per category. ``--tune section.field=v1,v2,...`` measures each candidate read setting on the same vaults and
+chooses it on the other folds, reported on the held-out one (app/bench/folds.py). ``--keep`` keeps each
+conversation's vault (``bench-locomo-<sample id>``) and reuses it on the next run: only the read side runs again.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from app.bench.data import LocomoConversation
-from app.bench.harness import (PIPELINES, IngestStats, analyze_blocks, ingest_sessions, make_retriever,
+from app.bench.folds import Fold, cross_validate, fold_spread, format_cv, format_spread, group_folds
+from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions, make_retriever,
                                memories_for, timed_recall)
 from app.bench.metrics import EvidenceTurn, evidence_coverage, mean, percentile, tokens_at
 from app.services import Services
+from app.vaults import Vault
 
 KS = (5, 10, 25)
 DEEP_KS = (50, 100)  # with --depth: how much of the evidence the pipeline finds at all, ordered or not
@@ -41,6 +49,15 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="read path to measure (default full)")
     p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
                    help="close each session after ingest (atomic units + summary); default on")
+    p.add_argument("--folds", action="store_true",
+                   help="leave-one-conversation-out: the metrics per conversation (fold) and their spread")
+    p.add_argument("--tune", metavar="LEVER=V1,V2,...",
+                   help="candidate read settings (e.g. scoring.window_w=0.5,0,1; the current value first): each "
+                        "is chosen on the other folds and scored on the held-out one (implies --folds)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep each conversation's vault and reuse it when it exists (re-scores the read side only; "
+                        "drop the bench-locomo-* vaults after a write-track change); recall then writes no "
+                        "access counts back, so kept vaults score alike on every run")
     p.add_argument("--depth", type=_depth, default=max(KS),
                    help=f"memories asked per question (default {max(KS)}); 50 or more also reports recall@50 "
                         "and @100: the evidence found at all, however it is ordered (a larger request also "
@@ -65,46 +82,101 @@ def handler(args: argparse.Namespace) -> int:
     from app.bench.runtime import conditions_note, run_bench, write_json
 
     conversations = load_locomo(args.path, args.limit)
+    grid = None
+    if args.tune:
+        from app.bench.folds import read_settings
+
+        try:
+            grid = read_settings(args.tune)
+        except ValueError as exc:
+            raise SystemExit(f"bench locomo: {exc}") from exc
 
     async def core(services: Services) -> dict:
         return await run_locomo(services, conversations, pipeline=args.pipeline,
-                                close_sessions=args.close_sessions, depth=args.depth)
+                                close_sessions=args.close_sessions, depth=args.depth, keep=args.keep, grid=grid)
 
     result = run_bench(core)
-    print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}{conditions_note()}"))
-    write_json(args.json_path, {k: result[k] for k in (*KEYS, "ks", *(f"recall@{k}" for k in result["ks"]))})
+    note = f"{conditions_note()}{' · kept vaults, no access write-back' if args.keep or grid else ''}"
+    print(format_table(result, title=f"LoCoMo {args.path.name} · pipeline {args.pipeline}{note}"))
+    if args.folds or grid:
+        folds = locomo_folds(conversations)
+        result["folds"] = locomo_fold_spread(result["details"], folds)
+        print(format_spread(result["folds"], list(METRICS), "leave-one-conversation-out (each conversation a fold)",
+                            "recall@10", {str(c): n for c, n in CATEGORY_NAMES.items()}))
+        if grid:
+            result["cv"] = cross_validate(result["by_setting"], folds, lambda d: d["conversation"], _objective)
+            for name, details in result["by_setting"].items():
+                sp = locomo_fold_spread(details, folds)
+                print(f"  {name:<36} @10 per fold " + " ".join(f"{r['recall@10']:.3f}" for r in sp["folds"])
+                      + "  temporal " + " ".join(f"{r['by_category'].get('2', {}).get('recall@10', 0):.3f}"
+                                               for r in sp["folds"]))
+            print(format_cv(result["cv"], "recall@10"))
+    write_json(args.json_path, {k: result[k] for k in (*KEYS, "ks", *(f"recall@{k}" for k in result["ks"]),
+                                                       *(x for x in ("folds", "cv") if x in result))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})
     return 0
 
 
+def locomo_folds(conversations: Sequence[LocomoConversation]) -> list[Fold]:
+    """Leave-one-conversation-out: one fold per conversation."""
+    return group_folds(c.id for c in conversations)
+
+
+def locomo_fold_spread(details: list[dict[str, Any]], folds: Sequence[Fold]) -> dict[str, Any]:
+    return fold_spread(details, folds, lambda d: d["conversation"], METRICS, category=lambda d: str(d["category"]),
+                       scored=lambda d: d["category"] != ADVERSARIAL)
+
+
+def _objective(details: Sequence[dict[str, Any]]) -> float:
+    """What --tune maximises: recall@10 over the questions with an answer (category 5 left out)."""
+    return mean(d["recall@10"] for d in details if d["category"] != ADVERSARIAL)
+
+
 async def run_locomo(services: Services, conversations: list[LocomoConversation], *, pipeline: str = "full",
-                     close_sessions: bool = True, show_progress: bool = True, depth: int = max(KS)) -> dict[str, Any]:
+                     close_sessions: bool = True, show_progress: bool = True, depth: int = max(KS),
+                     keep: bool = False, grid: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One pipeline's result; with ``grid`` (candidate ReadConfigs of the full pipeline), the first setting's
+    result with every setting's details under ``by_setting``."""
+    if grid:
+        from app.bench.full import FullRecall
+
+        retrievers = {name: FullRecall(services, config=cfg, writeback=False) for name, cfg in grid.items()}
+        results = await run_locomo_pipelines(services, conversations, retrievers=retrievers,
+                                             close_sessions=close_sessions, show_progress=show_progress,
+                                             depth=depth, keep=True)
+        first = results[next(iter(grid))]
+        return {**first, "by_setting": {name: r["details"] for name, r in results.items()}}
     results = await run_locomo_pipelines(services, conversations, pipelines=(pipeline,),
-                                         close_sessions=close_sessions, show_progress=show_progress, depth=depth)
+                                         close_sessions=close_sessions, show_progress=show_progress, depth=depth,
+                                         keep=keep)
     return results[pipeline]
 
 
 async def run_locomo_pipelines(services: Services, conversations: list[LocomoConversation], *,
                                pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
-                               show_progress: bool = True, depth: int = max(KS)) -> dict[str, dict[str, Any]]:
-    """Ingest each conversation once, then ask its questions through every pipeline (baselines first), ``depth``
-    memories each."""
-    from app.bench.runtime import progress, scratch_vault
+                               show_progress: bool = True, depth: int = max(KS), keep: bool = False,
+                               retrievers: dict[str, Retriever] | None = None) -> dict[str, dict[str, Any]]:
+    """Ingest each conversation once (``keep``: into a kept vault, reused when it exists), then ask its questions
+    through every pipeline (baselines first) or every given retriever, ``depth`` memories each."""
+    from app.bench.full import FullRecall
+    from app.bench.runtime import progress
 
     ks = ks_for(depth)
-    order = sorted(pipelines, key=lambda p: p == "full")
-    retrievers = {p: make_retriever(services, p) for p in order}
+    if retrievers is None:
+        order = sorted(pipelines, key=lambda p: p == "full")
+        retrievers = {p: FullRecall(services, writeback=False) if p == "full" and keep else make_retriever(services, p)
+                      for p in order}
+    else:
+        order = list(retrievers)
     stats = IngestStats()
     details: dict[str, list[dict[str, Any]]] = {p: [] for p in order}
     total = sum(c.turn_count + sum(1 for q in c.qa if q.evidence) for c in conversations)
     bar = progress(total, f"locomo/{'+'.join(order)}") if show_progress else None
     try:
         for conv in conversations:
-            async with scratch_vault(services, "bench-locomo") as vault:
-                turn_ids = await ingest_sessions(services, vault, conv.sessions, close=close_sessions,
-                                                 stats=stats)
-                await analyze_blocks(services, [vault])
+            async with _conversation_vault(services, conv, keep=keep, close=close_sessions, stats=stats) \
+                    as (vault, turn_ids):
                 if bar is not None:
                     bar.update(conv.turn_count)
                 evidence_of: dict[str, EvidenceTurn] = {}  # dia_id -> archived turn id and text
@@ -142,6 +214,39 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
         if bar is not None:
             bar.close()
     return {p: summarize(details[p], stats, ks) for p in order}
+
+
+@asynccontextmanager
+async def _conversation_vault(services: Services, conv: LocomoConversation, *, keep: bool, close: bool,
+                              stats: IngestStats) -> AsyncIterator[tuple[Vault, dict[str, tuple[int, ...]]]]:
+    """The conversation's vault, ingested, and each session's turn ids: a scratch vault dropped afterwards, or
+    with ``keep`` the kept one (``bench-locomo-<id>``, ``-open`` without session close), ingested only when new."""
+    from app.bench.runtime import scratch_vault
+
+    if not keep:
+        async with scratch_vault(services, "bench-locomo") as vault:
+            turn_ids = await ingest_sessions(services, vault, conv.sessions, close=close, stats=stats)
+            await analyze_blocks(services, [vault])
+            yield vault, turn_ids
+        return
+    from app.vaults import get_or_create_vault
+
+    vault = await get_or_create_vault(services.db, f"bench-locomo-{conv.id}{'' if close else '-open'}")
+    rows = await services.db.fetchall("SELECT session_id, id FROM memvault.turn WHERE vault_id = %s "
+                                      "ORDER BY session_id, seq", (vault.id,), vault_id=vault.id)
+    if rows:
+        turn_ids: dict[str, list[int]] = defaultdict(list)
+        for r in rows:
+            turn_ids[r["session_id"]].append(int(r["id"]))
+        if sum(map(len, turn_ids.values())) != conv.turn_count:
+            raise SystemExit(f"bench locomo --keep: vault {vault.name} holds {sum(map(len, turn_ids.values()))} "
+                             f"turns, the conversation {conv.turn_count} (an ingest cut short?); drop it: "
+                             f"SELECT memvault.drop_vault_v1('{vault.id}')")
+        yield vault, {k: tuple(v) for k, v in turn_ids.items()}
+        return
+    ids = await ingest_sessions(services, vault, conv.sessions, close=close, stats=stats)
+    await analyze_blocks(services, [vault])
+    yield vault, ids
 
 
 def summarize(details: list[dict[str, Any]], stats: IngestStats, ks: Sequence[int] = KS) -> dict[str, Any]:

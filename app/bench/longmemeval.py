@@ -9,6 +9,10 @@ sessions through provenance, sessions rank by first appearance, and recall asks 
 ``--shared-vault NAME`` measures the same questions at scale: every question's haystack goes into one vault
 (sessions by id, each written once; the vault is kept, and a later run writes only what it lacks), so each
 question is answered from some 60 times more memories, most of them other people's conversations.
+
+``--folds K``: a seeded split of the questions into K folds, stratified by type; the metrics per fold and their
+spread, overall and per type. ``--tune section.field=v1,v2,...`` measures each candidate read setting on the same
+haystacks and chooses it on the other folds, reported on the held-out one (app/bench/folds.py).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from app.bench.data import LmeQuestion
+from app.bench.folds import Fold, cross_validate, fold_spread, format_cv, format_spread, seeded_folds
 from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions,
                                make_retriever, memories_for, timed_recall)
 from app.bench.metrics import Memory, mean, ndcg, percentile, rank_sessions, recall_all, recall_any, tokens_at
@@ -54,6 +59,12 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="close each session after ingest (atomic units + summary); default on")
     p.add_argument("--jobs", type=int, default=2,
                    help="concurrent writers ingesting haystacks (default 2); recall always runs alone")
+    p.add_argument("--folds", type=int, metavar="K",
+                   help="split the questions into K seeded folds (stratified by type): metrics per fold and spread")
+    p.add_argument("--seed", type=int, default=0, help="the folds' seed (default 0)")
+    p.add_argument("--tune", metavar="LEVER=V1,V2,...",
+                   help="candidate read settings (e.g. cohesion.weight=0.1,0,0.2; the current value first): each "
+                        "is chosen on the other folds and scored on the held-out one (with --folds, default 3)")
     p.add_argument("--shared-vault", metavar="NAME",
                    help="every haystack in this one vault (kept for later runs), each question recalled there")
     p.set_defaults(func=handler)
@@ -66,6 +77,16 @@ def handler(args: argparse.Namespace) -> int:
     questions = load_longmemeval(args.path, args.limit)
     if args.per_type:
         questions = per_type(questions, args.per_type)
+    grid = None
+    if args.tune:
+        from app.bench.folds import read_settings
+
+        try:
+            grid = read_settings(args.tune)
+        except ValueError as exc:
+            raise SystemExit(f"bench longmemeval: {exc}") from exc
+    if args.folds is not None and args.folds < 2:
+        raise SystemExit(f"bench longmemeval: --folds needs at least 2, got {args.folds}")
 
     async def core(services: Services) -> dict:
         if args.shared_vault:
@@ -73,13 +94,21 @@ def handler(args: argparse.Namespace) -> int:
                                                 close_sessions=args.close_sessions, as_of=args.as_of,
                                                 jobs=args.jobs)
         return await run_longmemeval(services, questions, pipeline=args.pipeline,
-                                     close_sessions=args.close_sessions, as_of=args.as_of, jobs=args.jobs)
+                                     close_sessions=args.close_sessions, as_of=args.as_of, jobs=args.jobs, grid=grid)
 
     result = run_bench(core)
     where = f" · one vault: {args.shared_vault} ({result['vault_blocks']} memories)" if args.shared_vault else ""
     title = f"LongMemEval {args.path.name} · pipeline {args.pipeline}{where}{conditions_note()}"
     print(format_table(result, title=title))
-    write_json(args.json_path, {k: result[k] for k in KEYS})
+    if args.folds or grid:
+        folds = longmemeval_folds(questions, args.folds or 3, args.seed)
+        result["folds"] = lme_fold_spread(result["details"], folds)
+        print(format_spread(result["folds"], list(METRICS), f"{len(folds)} seeded folds of the questions "
+                            f"(seed {args.seed}, stratified by type)", "ndcg@10"))
+        if grid:
+            result["cv"] = cross_validate(result["by_setting"], folds, lambda d: d["question_id"], _objective)
+            print(format_cv(result["cv"], "ndcg@10"))
+    write_json(args.json_path, {k: result[k] for k in (*KEYS, *(x for x in ("folds", "cv") if x in result))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})
     return 0
@@ -114,9 +143,35 @@ async def recall_sessions(services: Services, retriever: Retriever, vault: Any, 
         n = min(n * 2, MAX_ASK)
 
 
+def longmemeval_folds(questions: Sequence[LmeQuestion], k: int, seed: int = 0) -> list[Fold]:
+    """K folds of the scored questions, seeded, each type dealt evenly across them."""
+    return seeded_folds([(q.id, q.type) for q in _scored(list(questions))], k, seed)
+
+
+def lme_fold_spread(details: list[dict[str, Any]], folds: Sequence[Fold]) -> dict[str, Any]:
+    return fold_spread(details, folds, lambda d: d["question_id"], METRICS, category=lambda d: d["type"])
+
+
+def _objective(details: Sequence[dict[str, Any]]) -> float:
+    """What --tune maximises: NDCG@10 over the scored questions."""
+    return mean(d["ndcg@10"] for d in details)
+
+
 async def run_longmemeval(services: Services, questions: list[LmeQuestion], *, pipeline: str = "full",
                           close_sessions: bool = True, show_progress: bool = True,
-                          as_of: str = "after-history", jobs: int = 1) -> dict[str, Any]:
+                          as_of: str = "after-history", jobs: int = 1,
+                          grid: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One pipeline's result; with ``grid`` (candidate ReadConfigs of the full pipeline), the first setting's
+    result with every setting's details under ``by_setting``."""
+    if grid:
+        from app.bench.full import FullRecall
+
+        retrievers = {name: FullRecall(services, config=cfg, writeback=False) for name, cfg in grid.items()}
+        results = await run_longmemeval_pipelines(services, questions, retrievers=retrievers,
+                                                  close_sessions=close_sessions, show_progress=show_progress,
+                                                  as_of=as_of, jobs=jobs)
+        first = results[next(iter(grid))]
+        return {**first, "by_setting": {name: r["details"] for name, r in results.items()}}
     results = await run_longmemeval_pipelines(services, questions, pipelines=(pipeline,),
                                               close_sessions=close_sessions, show_progress=show_progress,
                                               as_of=as_of, jobs=jobs)
@@ -126,7 +181,8 @@ async def run_longmemeval(services: Services, questions: list[LmeQuestion], *, p
 async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuestion], *,
                                     pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
                                     show_progress: bool = True, as_of: str = "after-history", jobs: int = 1,
-                                    batch: int = 8) -> dict[str, dict[str, Any]]:
+                                    batch: int = 8, retrievers: dict[str, Retriever] | None = None
+                                    ) -> dict[str, dict[str, Any]]:
     """Ingest each question's haystack once, then recall it through every pipeline (baselines first: the full
     pipeline writes access counts back, which only it reads).
 
@@ -138,8 +194,11 @@ async def run_longmemeval_pipelines(services: Services, questions: list[LmeQuest
 
     from app.bench.runtime import progress, scratch_vault
 
-    order = sorted(pipelines, key=lambda p: p == "full")
-    retrievers = {p: make_retriever(services, p) for p in order}
+    if retrievers is None:
+        order = sorted(pipelines, key=lambda p: p == "full")
+        retrievers = {p: make_retriever(services, p) for p in order}
+    else:
+        order = list(retrievers)
     scored = _scored(questions)
     stats = IngestStats()
     details: dict[str, list[dict[str, Any]]] = {p: [] for p in order}

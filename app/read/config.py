@@ -259,6 +259,9 @@ class ReadConfig:
     continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
     speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
     cohesion: CohesionConfig = field(default_factory=CohesionConfig)
+    # ScoringConfig fields set over every intent's profile, as (name, value) pairs: how a benchmark's --tune
+    # tries a scoring coefficient (app/bench/folds.py); empty in service.
+    scoring_overrides: tuple[tuple[str, Any], ...] = ()
     candidates: int = 30  # scored candidates kept for rerank / format (at least k)
     default_k: int = 10
     max_k: int = 200

@@ -167,7 +167,8 @@ class ReadTrack:
         with clock.stage("route"):
             routed = await self.router(vault.id, cls.probs)
         profile = PROFILES[routed.intent]
-        scoring = profile.scoring
+        scoring = replace(profile.scoring, **dict(cfg.scoring_overrides)) if cfg.scoring_overrides \
+            else profile.scoring
         with clock.stage("timeframe"):
             timeframe = self.timeframe(query, options.as_of)
         if timeframe is not None:  # stage 1 measures age from the time the question names

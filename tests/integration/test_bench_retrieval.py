@@ -132,3 +132,37 @@ def test_locomo_depth_argument_says_what_is_allowed():
     for bad in ("10", "500"):
         with pytest.raises(argparse.ArgumentTypeError, match="between 25 and 200"):
             _depth(bad)
+
+
+async def test_locomo_tune_keeps_the_vaults_and_cross_validates_a_read_setting(services, tmp_path):
+    """``--tune`` (and ``--keep``): each conversation's vault is kept and reused, every candidate setting is
+    measured on it, and cross-validation picks per fold on the other folds (one fold per conversation)."""
+    from app.bench.folds import cross_validate, read_settings
+    from app.bench.locomo import _objective, locomo_fold_spread, locomo_folds
+
+    conversations = load_locomo(_locomo_file(tmp_path))
+    grid = read_settings("scoring.window_w=0.5,0")
+    result = await run_locomo(services, conversations, show_progress=False, grid=grid)
+    assert set(result["by_setting"]) == set(grid) and result["questions"] == 2
+    kept = await services.db.fetchall("SELECT name FROM memvault.vault WHERE name LIKE 'bench-locomo-%%'")
+    assert [r["name"] for r in kept] == ["bench-locomo-syn-1"]
+    again = await run_locomo(services, conversations, show_progress=False, keep=True)
+    assert again["ingest_turns_per_s"] == 0.0  # nothing written: the kept vault is read again
+    assert again["recall@25"] == result["recall@25"] == 1.0
+    folds = locomo_folds(conversations)
+    spread = locomo_fold_spread(result["details"], folds)
+    assert [r["fold"] for r in spread["folds"]] == ["syn-1"] and spread["spread"]["recall@10"]["min"] >= 0
+    cv = cross_validate(result["by_setting"], folds, lambda d: d["conversation"], _objective)
+    assert cv["folds"][0]["chosen"] in grid and 0.0 <= cv["cross_validated"] <= 1.0
+
+
+async def test_longmemeval_folds_split_the_questions(services, tmp_path):
+    from app.bench.longmemeval import lme_fold_spread, longmemeval_folds
+
+    questions = load_longmemeval(_lme_file(tmp_path))
+    result = await run_longmemeval(services, questions, show_progress=False)
+    folds = longmemeval_folds(questions, 2, seed=1)
+    assert sorted(len(f.test) for f in folds) == [1, 1]
+    spread = lme_fold_spread(result["details"], folds)
+    assert len(spread["folds"]) == 2 and set(spread["spread_by_category"]) == {"single-session-user"}
+    assert spread["spread"]["recall_all@5"]["min"] == 1.0
