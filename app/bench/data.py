@@ -41,10 +41,28 @@ def _month(name: str) -> int:
     raise DataFormatError(f"unknown month {name!r}")
 
 
+def parse_written_date(text: str) -> datetime | None:
+    """A session date written any way people write one, with its year ("8 May 2023, 1:56 pm", "May 8, 2023 at
+    1:56 PM", "2023-05-08 13:56", "2023年5月8日 下午1:56"...): the write track's TemporalNormalizer reads it, so
+    the benchmark files and the memories share one reading of dates. None when it names no day of a year."""
+    from app.write.normalize.temporal import TemporalNormalizer
+
+    for span in TemporalNormalizer().find(text, datetime(2000, 1, 1, tzinfo=UTC)):
+        value = str(span.value)
+        if not re.search(r"(?<!\d)\d{4}(?!\d)|年", span.surface) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2})?",
+                                                                                     value):
+            continue  # a date without its year would be resolved against an arbitrary reference
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return None
+
+
 def parse_locomo_date(text: str) -> datetime:
-    """``"1:56 pm on 8 May, 2023"`` -> 2023-05-08 13:56 UTC."""
+    """``"1:56 pm on 8 May, 2023"`` -> 2023-05-08 13:56 UTC; other ways of writing a date with its year are read
+    by :func:`parse_written_date`."""
     m = _LOCOMO_DATE.match(text)
     if not m:
+        if (written := parse_written_date(text)) is not None:
+            return written
         raise DataFormatError(f"not a LoCoMo date: {text!r}")
     hour, minute, ampm, day, month, year = m.groups()
     h = int(hour) % 12 + (12 if ampm.lower() == "p" else 0)
@@ -55,6 +73,8 @@ def parse_longmemeval_date(text: str) -> datetime:
     """``"2023/05/20 (Sat) 02:21"`` -> 2023-05-20 02:21 UTC (the weekday is ignored; the time is optional)."""
     m = _LME_DATE.match(text)
     if not m:
+        if (written := parse_written_date(text)) is not None:
+            return written
         raise DataFormatError(f"not a LongMemEval date: {text!r}")
     year, month, day, hour, minute = m.groups()
     return datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), tzinfo=UTC)

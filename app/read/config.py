@@ -98,6 +98,13 @@ class ScoringConfig:
     window_end: str | None = None  # then measures age from it, with window_w / window_tau_days
     window_w: float = 0.5
     window_tau_days: float = 7.0
+    # A timeframe no candidate comes within this many days of (by when it was said or a date it names) is not
+    # read against these memories: stage 1 falls back to plain recency (QueryTimeframe, 070-scoring.sql).
+    window_reach_days: float = 14.0
+    # A question about when something happened and naming no time ("When did Jon lose his job?"): stages 1 and 6
+    # with these weights instead (timeframe.asks_when); the defaults keep recency and decay as for any question.
+    when_recency_w: float = 0.15
+    when_decay_w: float = 0.3
     importance_base: float = 0.7  # 2. ImportanceWeight x (base + w conf)
     importance_w: float = 0.3
     trust_w: float = 0.3  # 3. TrustBoost x (1 - w (1 - trust))
@@ -131,6 +138,8 @@ class ScoringConfig:
     def params(self) -> dict[str, Any]:
         out = asdict(self)
         out["noise_tags"] = list(self.noise_tags)
+        for applied_in_python in ("when_recency_w", "when_decay_w"):  # recall sets recency_w / decay_w from them
+            out.pop(applied_in_python)
         return out
 
 

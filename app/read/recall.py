@@ -30,7 +30,7 @@ from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate
 from app.read.stats import COUNTERS
-from app.read.timeframe import QueryTimeframe
+from app.read.timeframe import QueryTimeframe, asks_when
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -173,6 +173,8 @@ class ReadTrack:
             timeframe = self.timeframe(query, options.as_of)
         if timeframe is not None:  # stage 1 measures age from the time the question names
             scoring = replace(scoring, **timeframe.params())
+        elif asks_when(query):  # when something happened: an event's time, not the latest state of things
+            scoring = replace(scoring, recency_w=scoring.when_recency_w, decay_w=scoring.when_decay_w)
         thinking = options.thinking or profile.thinking
         funnel_on = cfg.funnel.enabled if options.funnel is None else options.funnel
         return RecallContext(
@@ -202,6 +204,7 @@ class ReadTrack:
             "layers": {"blocks": plan.blocks, "triples": plan.triples, "communities": plan.communities},
             "funnel": ctx.funnel,
             "timeframe": None if ctx.timeframe is None else ctx.timeframe.meta(),
+            "asks_when": ctx.timeframe is None and asks_when(ctx.query),
             "crag": ctx.found.get("crag"),
             "knowledge_gap": ctx.found.get("knowledge_gap"),
         }

@@ -7,12 +7,52 @@ SET check_function_bodies = off;
 
 -- 1. RecencyBoost: x (1 + w * e^(-age/tau)); age in days relative to the question's as_of, never negative. When
 -- the question names a time (QueryTimeframe: "last weekend", "in March"), age is the distance from that window
--- (0 inside it), with window_w / window_tau_days instead of recency_w / recency_tau_days.
+-- (0 inside it; a memory is inside when it was said in it or names a date in it: window_days_v1), with window_w /
+-- window_tau_days instead of recency_w / recency_tau_days, unless no candidate comes within window_reach_days.
 CREATE OR REPLACE FUNCTION memvault.recency_boost_v1(p_age_days double precision, p_w double precision DEFAULT 0.15,
                                                      p_tau_days double precision DEFAULT 14)
     RETURNS double precision
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN 1 + p_w * exp(-least(greatest(p_age_days, 0) / p_tau_days, 700));
+
+-- A date value of the write track's TemporalNormalizer (a block's norm_spans: YYYY-MM-DD, YYYY-MM-DDTHH:MM,
+-- YYYY-Www, YYYY-MM, YYYY; wall-clock values, read as UTC) as the span of time it names; null for anything else.
+CREATE OR REPLACE FUNCTION memvault.iso_span_v1(p_value text)
+    RETURNS tstzrange
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE
+        WHEN p_value ~ '^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])($|T)' THEN
+            tstzrange(to_date(substr(p_value, 1, 10), 'YYYY-MM-DD')::timestamp AT TIME ZONE 'UTC',
+                      (to_date(substr(p_value, 1, 10), 'YYYY-MM-DD') + 1)::timestamp AT TIME ZONE 'UTC')
+        WHEN p_value ~ '^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$' THEN
+            tstzrange(to_date(p_value, 'IYYY-"W"IW')::timestamp AT TIME ZONE 'UTC',
+                      (to_date(p_value, 'IYYY-"W"IW') + 7)::timestamp AT TIME ZONE 'UTC')
+        WHEN p_value ~ '^\d{4}-(0[1-9]|1[0-2])$' THEN
+            tstzrange(to_date(p_value, 'YYYY-MM')::timestamp AT TIME ZONE 'UTC',
+                      (to_date(p_value, 'YYYY-MM') + interval '1 month') AT TIME ZONE 'UTC')
+        WHEN p_value ~ '^\d{4}$' THEN
+            tstzrange(to_date(p_value, 'YYYY')::timestamp AT TIME ZONE 'UTC',
+                      (to_date(p_value, 'YYYY') + interval '1 year') AT TIME ZONE 'UTC')
+    END;
+
+-- Stage 1 with a timeframe: days between the question's window [p_start, p_end) and the memory, which is in it
+-- when it was said in it (valid_at) or names a date in it (its norm_spans, resolved against when it was said:
+-- "yesterday" said on 8 May names 7 May). A named date counts only when it is no coarser than the window or a
+-- week ("2023" does not put a memory inside "the week before 9 June").
+CREATE OR REPLACE FUNCTION memvault.window_days_v1(p_valid_at timestamptz, p_spans jsonb, p_start timestamptz,
+                                                   p_end timestamptz)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN least(
+        greatest(extract(epoch FROM p_start - p_valid_at), extract(epoch FROM p_valid_at - p_end), 0) / 86400.0,
+        (SELECT min(greatest(extract(epoch FROM p_start - upper(r)), extract(epoch FROM lower(r) - p_end), 0))
+                / 86400.0
+           FROM (SELECT memvault.iso_span_v1(sp ->> 'value') AS r
+                   FROM jsonb_array_elements(CASE jsonb_typeof(p_spans) WHEN 'array' THEN p_spans
+                                                 ELSE '[]'::jsonb END) AS sp
+                  WHERE sp ->> 'kind' IN ('date', 'datetime')) AS named
+          WHERE r IS NOT NULL
+            AND upper(r) - lower(r) <= greatest(p_end - p_start, interval '7 days')));
 
 -- 2. ImportanceWeight: x (0.7 + 0.3 * confidence).
 CREATE OR REPLACE FUNCTION memvault.importance_weight_v1(p_confidence double precision,
@@ -124,6 +164,7 @@ BEGIN
                (p_cfg ->> 'window_end')::timestamptz AS window_end,
                coalesce((p_cfg ->> 'window_w')::float8, 0.5) AS window_w,
                coalesce((p_cfg ->> 'window_tau_days')::float8, 7) AS window_tau,
+               coalesce((p_cfg ->> 'window_reach_days')::float8, 14) AS window_reach,
                coalesce((p_cfg ->> 'importance_base')::float8, 0.7) AS imp_base,
                coalesce((p_cfg ->> 'importance_w')::float8, 0.3) AS imp_w,
                coalesce((p_cfg ->> 'trust_w')::float8, 0.3) AS trust_w,
@@ -153,6 +194,7 @@ BEGIN
         SELECT DISTINCT ON (c.id) c.id, c.base FROM unnest(p_ids, p_base) AS c(id, base) ORDER BY c.id, c.base DESC
     ), ver AS (  -- the version believed at p_known_at (the current one when p_known_at is null or later)
         SELECT b.id, c.base, b.embedding, b.summary, b.digest, b.token_count, b.session_id, b.source_turn_ids,
+               b.norm_spans,
                coalesce(bu.access_count, 0) AS access_count, coalesce(bu.feedback_up, 0) AS feedback_up,
                coalesce(bu.feedback_down, 0) AS feedback_down, b.ppr_score, b.quarantine_tags,
                coalesce(h.version, b.version) AS version,
@@ -180,19 +222,21 @@ BEGIN
         WHERE p_known_at IS NULL OR b.recorded_at <= p_known_at OR h.id IS NOT NULL
     ), visible AS MATERIALIZED (
         SELECT v.*, extract(epoch FROM cfg.as_of - v.valid_at) / 86400.0 AS age_days,
-               coalesce(1 - (v.embedding <=> p_qvec), 0) AS cos
+               coalesce(1 - (v.embedding <=> p_qvec), 0) AS cos,
+               CASE WHEN cfg.window_start IS NOT NULL
+                    THEN memvault.window_days_v1(v.valid_at, v.norm_spans, cfg.window_start, cfg.window_end)
+               END AS win_days
         FROM ver v, cfg
         WHERE v.valid_at <= cfg.as_of AND (v.invalid_at IS NULL OR v.invalid_at > cfg.as_of)
           AND (v.retracted_at IS NULL OR (p_known_at IS NOT NULL AND v.retracted_at > p_known_at))
           AND NOT (v.quarantine_tags && cfg.noise)                                   -- 10. NoiseFilter
     ), staged AS MATERIALIZED (  -- each row's multipliers computed once
         SELECT v.*, ARRAY[
-                   CASE WHEN cfg.window_start IS NULL                                              -- 1
+                   -- 1. A timeframe no candidate comes within window_reach days of cannot be read against
+                   -- these memories (a date before any of them, a frame misread): plain recency then.
+                   CASE WHEN cfg.window_start IS NULL OR v.win_nearest > cfg.window_reach            -- 1
                         THEN memvault.recency_boost_v1(v.age_days, cfg.recency_w, cfg.recency_tau)
-                        ELSE memvault.recency_boost_v1(                -- days outside the question's timeframe
-                            greatest(extract(epoch FROM cfg.window_start - v.valid_at),
-                                     extract(epoch FROM v.valid_at - cfg.window_end), 0) / 86400.0,
-                            cfg.window_w, cfg.window_tau) END,
+                        ELSE memvault.recency_boost_v1(v.win_days, cfg.window_w, cfg.window_tau) END,
                    memvault.importance_weight_v1(v.confidence, cfg.imp_base, cfg.imp_w),          -- 2
                    memvault.trust_boost_v1(v.trust_score, cfg.trust_w),                            -- 3
                    memvault.feedback_boost_v1(v.feedback_up, v.feedback_down, cfg.fb_w, cfg.fb_scale), -- 4
@@ -204,7 +248,7 @@ BEGIN
                    memvault.ppr_boost_v1(v.ppr_score, cfg.ppr_w),                                  -- 7
                    memvault.semantic_boost_v1(v.cos, cfg.sem_w)                                    -- 8
                ] AS f
-        FROM visible v, cfg
+        FROM (SELECT vi.*, min(vi.win_days) OVER () AS win_nearest FROM visible vi) v, cfg
     ), scored AS (
         SELECT s.*, s.base * s.f[1] * s.f[2] * s.f[3] * s.f[4] * s.f[5] * s.f[6] * s.f[7] * s.f[8] AS s8
         FROM staged s

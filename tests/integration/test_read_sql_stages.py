@@ -8,6 +8,7 @@ import psycopg
 import pytest
 
 LN2 = math.log(2)
+WEEK_SPAN = "'[{\"kind\": \"date\", \"value\": \"2023-W22\", \"surface\": \"last week\"}]'"
 CASES = [
     # 1. RecencyBoost x (1 + 0.15 e^(-age/14))
     ("memvault.recency_boost_v1(0)", 1.15),
@@ -43,6 +44,21 @@ CASES = [
     ("memvault.semantic_boost_v1(0.8)", 1.24),
     ("memvault.semantic_boost_v1(-0.2)", 1.0),
     ("memvault.query_key_v1('  What''s the OCR status?? ')", "what s the ocr status"),
+    # the span a normalized date names (write track's values), and stage 1's distance to a question's window
+    ("memvault.iso_span_v1('2023-05-07')::text", '["2023-05-07 00:00:00+00","2023-05-08 00:00:00+00")'),
+    ("memvault.iso_span_v1('2023-05-07T13:56')::text", '["2023-05-07 00:00:00+00","2023-05-08 00:00:00+00")'),
+    ("memvault.iso_span_v1('2023-W18')::text", '["2023-05-01 00:00:00+00","2023-05-08 00:00:00+00")'),
+    ("memvault.iso_span_v1('2023-05')::text", '["2023-05-01 00:00:00+00","2023-06-01 00:00:00+00")'),
+    ("memvault.iso_span_v1('2022')::text", '["2022-01-01 00:00:00+00","2023-01-01 00:00:00+00")'),
+    ("memvault.iso_span_v1('PT2H') IS NULL", True),
+    ("memvault.iso_span_v1('2023-13-01') IS NULL", True),
+    # said 9 June, the window the week before it: 0 days by what it names ("last week" -> 2023-W22), else 1
+    (f"memvault.window_days_v1('2023-06-09', {WEEK_SPAN}, '2023-06-02', '2023-06-09')", 0.0),
+    ("memvault.window_days_v1('2023-06-10', '[]', '2023-06-02', '2023-06-09')", 1.0),
+    # a named year is coarser than the window and a week: it does not put the memory inside
+    ("memvault.window_days_v1('2023-06-20', '[{\"kind\": \"date\", \"value\": \"2023\"}]', "
+     "'2023-06-02', '2023-06-09')", 11.0),
+    ("memvault.window_days_v1('2023-06-20', '{}', '2023-06-02', '2023-06-09')", 11.0),  # no spans array
 ]
 
 
@@ -55,7 +71,7 @@ def conn(db_url: str):
 def test_stage_helpers(conn) -> None:
     for expr, expected in CASES:
         got = conn.execute(f"SELECT {expr}").fetchone()[0]
-        if isinstance(expected, float):
+        if isinstance(expected, float) and not isinstance(expected, bool):
             assert got == pytest.approx(expected, rel=1e-6), expr
         else:
             assert got == expected, expr

@@ -18,6 +18,14 @@ from app.bench.longmemeval import as_of_for
     ("10:37 am on 27 June, 2023", datetime(2023, 6, 27, 10, 37, tzinfo=UTC)),
     ("12:09 am on 13 September, 2023", datetime(2023, 9, 13, 0, 9, tzinfo=UTC)),
     ("12:30 pm on 1 Jan, 2024", datetime(2024, 1, 1, 12, 30, tzinfo=UTC)),
+    # the same session date written other ways (issue 21): read, not refused
+    ("May 8 2023", datetime(2023, 5, 8, tzinfo=UTC)),
+    ("8 May 2023, 1:56 pm", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+    ("May 8th, 2023 at 1:56 PM", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+    ("8:30 p.m. on 12 December, 2022", datetime(2022, 12, 12, 20, 30, tzinfo=UTC)),
+    ("2023-05-08 13:56", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+    ("Monday, 8 May 2023", datetime(2023, 5, 8, tzinfo=UTC)),
+    ("2023年5月8日 下午1:56", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
 ])
 def test_locomo_dates(text, expected):
     assert parse_locomo_date(text) == expected
@@ -32,7 +40,7 @@ def test_longmemeval_dates(text, expected):
     assert parse_longmemeval_date(text) == expected
 
 
-@pytest.mark.parametrize("bad", ["May 8 2023", "", "1:56 pm on 8 Smarch, 2023"])
+@pytest.mark.parametrize("bad", ["", "1:56 pm on 8 Smarch, 2023", "yesterday", "8 May"])
 def test_bad_locomo_dates(bad):
     with pytest.raises(DataFormatError):
         parse_locomo_date(bad)

@@ -14,7 +14,8 @@ Everything resolves against ``ref_time`` (the turn's own timestamp, made timezon
   "a"/"an", 半): days and weeks are exact, months and years keep the day of month (clipped to the month's end).
   Beyond 150 years nothing is resolved; "in a minute" (an idiom for "soon") is not resolved either.
 - Numeric dates: "YYYY-MM-DD" and "YYYY/MM/DD" (dotted dates are not read: they look like versions);
-  "M/D/YYYY" (US order); "M/D" and "M-D" are always month first. A bare "M/D" or "M-D" is a date only if its
+  "M/D/YYYY" (US order) unless the first number cannot be a month ("13/05/2023" is 13 May) or the normalizer is
+  made with ``day_first=True`` (the locale rule for "D/M/YYYY" writers: "08/05/2023" is then 8 May); "M/D" and "M-D" are always month first. A bare "M/D" or "M-D" is a date only if its
   day is written with two digits and is not 10 ("3/12", "3-12", "7/05"); "7/10", "3/4", "3-2" stay as they are
   (fractions and scores). A date cue before it ("on", "by", "due", "until", "since", "from", 在, 到, 截止...) or
   after it (a time, a weekday, 號/日) makes any valid M/D a date; a score or fraction cue ("scored", "rated",
@@ -292,6 +293,17 @@ def _ymd(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
     return _day_hit(m, _safe_date(int(m["y"]), int(m["m"]), int(m["d"])))
 
 
+def _slash_date(day_first: bool) -> _Handler:
+    """A/B/YYYY: month first (US) or day first (the locale rule); either way a first number over 12 is a day."""
+
+    def handler(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
+        a, b = int(m["m"]), int(m["d"])
+        month, day = (b, a) if day_first or (a > 12 >= b) else (a, b)
+        return _day_hit(m, _safe_date(int(m["y"]), month, day))
+
+    return handler
+
+
 def _cn_ymd(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
     return _day_hit(m, _safe_date(_cn_year(m), parse_number(m["m"]), parse_number(m["d"])))
 
@@ -396,7 +408,7 @@ _RULES: list[
     (("ago", "from"), None, _EN_AGO_RE, _en_ago),
     (_IN_GATE, None, _EN_IN_RE, _en_in),
     (_NUMERIC_GATE, _DIGIT, _ISO_RE, _ymd),
-    (_NUMERIC_GATE, _DIGIT, _US_RE, _ymd),
+    (_NUMERIC_GATE, _DIGIT, _US_RE, _slash_date(day_first=False)),
     (_NUMERIC_GATE, _DIGIT, _MD_RE, _numeric_md),
     (_MONTH_DAY_GATE, None, _MONTH_DAY_RE, _month_hit),
     (_DAY_MONTH_GATE, None, _DAY_MONTH_RE, _month_hit),
@@ -436,14 +448,21 @@ def as_aware(ref_time: datetime) -> datetime:
     return ref_time
 
 
+_RULES_DAY_FIRST = [(g, f, p, _slash_date(day_first=True) if p is _US_RE else h) for g, f, p, h in _RULES]
+
+
 class TemporalNormalizer:
-    """Finds dates and date-times in a text and resolves them against a reference time (see module docs)."""
+    """Finds dates and date-times in a text and resolves them against a reference time (see module docs).
+    ``day_first``: read an ambiguous "A/B/YYYY" as day/month/year (the locale rule; month first by default)."""
+
+    def __init__(self, day_first: bool = False) -> None:
+        self._rules = _RULES_DAY_FIRST if day_first else _RULES
 
     def find(self, text: str, ref_time: datetime) -> list[NormalizedSpan]:
         ref = as_aware(ref_time)
         hits: list[_Hit] = []
         folded = fold_case(text)
-        for gate, first, pattern, handler in _RULES:
+        for gate, first, pattern, handler in self._rules:
             if not _gate_open(gate, folded):
                 continue
             for match in pattern.finditer(folded) if first is None else scan(first, pattern, folded):
