@@ -38,6 +38,7 @@ _COMMAND_MODULES = (
     "app.background.commands",
     "app.interfaces.people",
     "app.importers.commands",
+    "app.safety.commands",
     "app.bench.commands",
 )
 

@@ -1,5 +1,6 @@
 """Encoded payloads: find blocks of base64 / base32 / hex / binary / ``\\uXXXX`` / ``%XX`` / Morse / ROT13 /
-Caesar / spaced-out letters, decode them, and judge what came out.
+Caesar / spaced-out letters / leetspeak / homoglyphs, anywhere in a text (an encoding inside an ordinary sentence is
+found as well as a text that is all encoding), decode them, and judge what came out.
 
 Policy (decided here, tested in ``tests/unit/test_safety_encoding.py``, measured by ``memvault bench guard``):
 
@@ -238,6 +239,11 @@ def detect(text: str, rescan: Rescan, depth: int) -> list[EncodedHit]:
         if kind == "spaced_letters":
             hits.append(EncodedHit("enc.spaced_letters", "high", start, end, decoded or ""))
             continue
+        if kind in _RESPELLED:
+            # The same words, re-spelt: only what they say counts (there is nothing hidden to smuggle).
+            if decoded is not None and depth > 0 and rescan(decoded, depth - 1):
+                hits.append(EncodedHit(f"enc.{kind}.unsafe_payload", "high", start, end, decoded))
+            continue
         if decoded is not None and readable(decoded, 2 if decode_request else 3):
             if depth > 0 and rescan(decoded, depth - 1):
                 hits.append(EncodedHit(f"enc.{kind}.unsafe_payload", "high", start, end, decoded))
@@ -316,12 +322,62 @@ def _candidates(text: str) -> list[tuple[str, int, int, str | None]]:
         for m in _MORSE.finditer(text):
             add("morse", m.start(), m.end(), _decode_morse(m.group()))
     _rot_and_caesar(text, add)
+    _respelled(text, add)
     if _LETTER_RUN.search(text):
         for m in _SPACED.finditer(text):
             collapsed = re.sub(r"\s+", "", m.group())
             if len(set(collapsed.lower())) >= 5 and any(stem in collapsed.lower() for stem in _DANGER_STEMS):
                 add("spaced_letters", m.start(), m.end(), _unspace(m.group()))
     return out
+
+
+# ---- re-spelt words: leetspeak and homoglyphs -------------------------------------------------------------------
+_RESPELLED = ("leetspeak", "homoglyph")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "|": "l",
+                       "!": "i", "8": "b", "9": "g"})
+_LEET_HINT = re.compile(r"[A-Za-z][0134578@$|!9][A-Za-z]|(?<![\w@$|!])[0134578@$|][A-Za-z]{2}|[A-Za-z]{2}[0134578@$|](?![\w@$|])")
+_LEET_WORD = re.compile(r"(?<![\w@$|])(?=[\w@$|!]*[A-Za-z])(?=[\w@$|!]*[0134578@$|9])[A-Za-z0-9@$|!]{3,}(?![\w@$|])")
+MIN_LEET_WORDS = 2
+# Cyrillic and Greek letters that look like Latin ones (the usual spoofing set), for text written in Latin script.
+_HOMOGLYPHS = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d",
+    "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "к": "k", "м": "m", "т": "t", "в": "b", "н": "h",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X",
+    "І": "I", "Ј": "J", "Ѕ": "S", "У": "Y",
+    "α": "a", "ο": "o", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P",
+    "Τ": "T", "Υ": "Y", "Χ": "X",
+})
+_MIXED_SCRIPT = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z]")
+
+
+def _respelled(text: str, add: Callable[[str, int, int, str | None], None]) -> None:
+    """Leetspeak ('1gn0r3 4ll pr3v10u5 1n5truct10n5') and Latin words spelt with look-alike Cyrillic or Greek
+    letters ('іgnоrе'): the text with those words spelt plainly, for the ruleset to judge again."""
+    if _LEET_HINT.search(text):
+        words = [m for m in _LEET_WORD.finditer(text) if not m.group().isdigit() and any(c.isalpha() for c in m.group())]
+        leet = [m for m in words if _leety(m.group())]
+        if len(leet) >= MIN_LEET_WORDS:
+            out, pos = [], 0
+            for m in leet:
+                out.append(text[pos:m.start()])
+                out.append(m.group().translate(_LEET).lower())
+                pos = m.end()
+            out.append(text[pos:])
+            add("leetspeak", leet[0].start(), leet[-1].end(), "".join(out))
+    if not text.isascii() and _MIXED_SCRIPT.search(text):
+        add("homoglyph", 0, len(text), text.translate(_HOMOGLYPHS))
+
+
+_UNIT = re.compile(r"^\d+(?:[a-z]{1,3})$|^[a-z]{1,3}\d+$", re.IGNORECASE)  # 4g, 5km, mp3, b2b, x86...
+
+
+def _leety(word: str) -> bool:
+    """A word with letters and look-alike digits or symbols inside, not a unit, a model number or a handle."""
+    if _UNIT.match(word) or word.startswith("@") or word.endswith("!") and word[:-1].isalpha():
+        return False
+    letters = sum(c.isalpha() for c in word)
+    return letters >= 2 and letters < len(word)
 
 
 def _unspace(s: str) -> str:

@@ -4,15 +4,21 @@ by read-time sanitize, so a block written months ago is re-checked with today's 
 Rules are data (``app.safety.rules_en``, ``app.safety.rules_i18n``): compiled regexes with an id, a family, a
 language and a severity. Two detectors that are not single regexes add hits of their own: hidden containers
 (``app.safety.hidden``: a comment or invisible element whose content talks to a model) and encoded payloads
-(``app.safety.encoding``: decode, then run this ruleset again on the decoded text). A small learned detector
-(``app.safety.classifier``, weights versioned with the rules) scores what the rules leave safe; see ``scan``.
+(``app.safety.encoding``: decode, then run this ruleset again on the decoded text). Two learned detectors score
+what the rules leave safe: character n-grams (``app.safety.classifier``) everywhere, and, at write time, a linear
+model over the multilingual sentence embeddings (``app.safety.semantic``: paraphrases and other languages of what
+the rules name); see ``scan`` and ``judge``.
 
-Verdict: each distinct rule contributes its severity weight (high 1.0, medium 0.6, low 0.3); a text is unsafe at
-1.0. Pipeline per text: fold (NFKC, invisible characters out, offsets kept), cue prefilter (``app.safety.cues``),
-the rules whose cues occur, mention filter (an attack phrase quoted in a text about attacks), encoded payloads,
-hidden containers, citation whitelist.
+Verdict: each distinct rule contributes its severity weight (high 1.0, medium 0.6, low 0.3), the learned detectors
+together once (the strongest); a text is unsafe at 1.0. Pipeline per text: fold (NFKC, invisible characters out,
+offsets kept), cue prefilter (``app.safety.cues``), the rules whose cues occur, mention filter (an attack phrase
+quoted in a text about attacks), description filter (``app.safety.structure``: "models often ignore their
+instructions" talks about models, it orders nothing), encoded payloads (leetspeak and homoglyphs included), hidden
+containers, citation whitelist.
 
-API: ``scan(text) -> tuple[RuleHit, ...]``, ``is_unsafe(text) -> Verdict``, ``sanitize(text) -> SanitizeResult``.
+API: ``scan(text) -> tuple[RuleHit, ...]``, ``is_unsafe(text) -> Verdict`` (rules + n-grams: cheap, also at read
+time), ``judge(text, embedding) -> Verdict`` (the write gates: + the semantic detector), ``sanitize(text) ->
+SanitizeResult``.
 Every result carries ``RULESET_VERSION``; bump it whenever a rule, a weight or the whitelist changes.
 """
 
@@ -22,17 +28,20 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.safety import classifier, encoding, hidden, rules_en, rules_i18n
+import numpy as np
+
+from app.safety import classifier, encoding, hidden, rules_en, rules_i18n, semantic, structure
 from app.safety.cues import CueIndex
 from app.safety.rule import FAMILIES, SEVERITY_WEIGHT, UNSAFE_THRESHOLD, Rule
 from app.safety.textfold import fold
 
-RULESET_VERSION = "2026.11.1"
+RULESET_VERSION = "2026.11.2"
 REDACTED = "[REDACTED]"
 MAX_DEPTH = 2  # decode-and-rescan recursion for encoded payloads
 ML_RULE_ID = "ml.injection_lr"
 ML_ALONE_MIN_WORDS = 12
 ML_FAMILY = "direct_instruction"  # the learned detector reports under G2 front (InjectionGuard)
+LEARNED = frozenset({ML_RULE_ID, semantic.RULE_ID})
 
 RULES: tuple[Rule, ...] = tuple(rules_en.ALL + rules_i18n.ALL)
 # Every cue once; a text is checked against the index once and each rule then asks "did one of mine occur?".
@@ -50,6 +59,7 @@ __all__ = [
     "SanitizeResult",
     "Verdict",
     "is_unsafe",
+    "judge",
     "sanitize",
     "scan",
     "scan_rules",
@@ -64,6 +74,7 @@ class RuleHit:
     end: int
     text: str
     severity: str = "high"
+    score: float | None = None  # a learned detector's probability (None for a rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +144,9 @@ def _whitelisted(text: str, hit: RuleHit) -> bool:
 def scan(text: str) -> tuple[RuleHit, ...]:
     """Every hit in ``text``, ordered by position; offsets index the caller's text.
 
-    The rules first; when they alone do not make the text unsafe, the learned detector (``app.safety.classifier``)
+    The rules first; when they alone do not make the text unsafe, the n-gram detector (``app.safety.classifier``)
     adds one hit ``ml.injection_lr`` over the whole text if its probability reaches the medium threshold
-    (severity: ``ml_severity``).
+    (severity: ``ml_severity``). The semantic detector is the write gates' (``judge``).
     """
     return _scan_all(text)
 
@@ -160,15 +171,60 @@ def ml_severity(text: str, p: float, model: classifier.InjectionClassifier) -> s
 
 @lru_cache(maxsize=512)
 def _scan_all(text: str) -> tuple[RuleHit, ...]:
-    hits = _scan(text, MAX_DEPTH)
+    return with_ngram(text, _scan(text, MAX_DEPTH), classifier.load())
+
+
+def with_ngram(text: str, hits: tuple[RuleHit, ...], model: classifier.InjectionClassifier) -> tuple[RuleHit, ...]:
+    """``hits`` plus the n-gram detector's hit when the rules alone do not make ``text`` unsafe."""
     if not text.strip() or _verdict(hits).unsafe:
         return hits
-    model = classifier.load()
-    severity = ml_severity(text, model.probability(text.replace(REDACTED, " ")), model)
+    p = model.probability(text.replace(REDACTED, " "))
+    severity = _addressed(text, ml_severity(text, p, model))
     if severity is None:
         return hits
-    ml = RuleHit(ML_RULE_ID, ML_FAMILY, 0, len(text), text, severity)
+    ml = RuleHit(ML_RULE_ID, ML_FAMILY, 0, len(text), text, severity, round(p, 4))
     return tuple(sorted((*hits, ml), key=lambda h: (h.start, h.end, h.rule_id)))
+
+
+def _addressed(text: str, severity: str | None) -> str | None:
+    """A learned detector blocks alone (``high``) only a text that addresses its reader (``structure``)."""
+    if severity == "high" and not structure.addresses_reader(text):
+        return "medium"
+    return severity
+
+
+def with_semantic(
+    text: str,
+    hits: tuple[RuleHit, ...],
+    model: semantic.SemanticDetector | None,
+    embedding: np.ndarray | None = None,
+    embed: semantic.Embed | None = None,
+    *,
+    per_sentence: bool = True,
+) -> tuple[RuleHit, ...]:
+    """``hits`` plus the semantic detector's hit (its best span: the text or one sentence) when the rules and the
+    n-gram detector do not already make ``text`` unsafe."""
+    if model is None or not text.strip() or _verdict(hits).unsafe:
+        return hits
+    cue = any(h.rule_id not in LEARNED for h in hits)
+    sh = model.score(text, embedding, embed or semantic.embed_batch, per_sentence=per_sentence, cue=cue)
+    severity = _addressed(text, model.severity(sh.probability))
+    if severity is None:
+        return hits
+    if sh.scope == "sentence":
+        severity = "medium"  # one sentence of many: it blocks only with the rule cue that made it scored
+    hit = RuleHit(semantic.RULE_ID, sh.family, sh.start, sh.end, text[sh.start:sh.end], severity,
+                  round(sh.probability, 4))
+    return tuple(sorted((*hits, hit), key=lambda h: (h.start, h.end, h.rule_id)))
+
+
+def judge(text: str, embedding: np.ndarray | None = None, embed: semantic.Embed | None = None) -> Verdict:
+    """The write gates' verdict: ``is_unsafe`` plus the semantic detector.
+
+    ``embedding`` is the text's USE vector when the caller has it (the write track's own); ``embed`` embeds the
+    sentences the detector scores one by one (default: the guard's own USE embedder).
+    """
+    return _verdict(with_semantic(text, _scan_all(text), semantic.load(), embedding, embed))
 
 
 @lru_cache(maxsize=512)
@@ -190,6 +246,7 @@ def _scan(text: str, depth: int) -> tuple[RuleHit, ...]:
             hits.append(RuleHit(r.id, r.family, s, e, text[s:e], r.severity))
     if hits:
         hits = _drop_mentions(text, hits)
+        hits = _drop_descriptions(text, hits)
     for eh in encoding.detect(text, _rescan_unsafe, depth):
         hits.append(RuleHit(eh.rule_id, "encoded_payload", eh.start, eh.end, text[eh.start:eh.end], eh.severity))
     hits.extend(_hidden_hits(text, hits, depth))
@@ -236,6 +293,16 @@ def _drop_mentions(text: str, hits: list[RuleHit]) -> list[RuleHit]:
     return kept
 
 
+_DESCRIBABLE = frozenset({"direct_instruction", "exfiltration"})
+
+
+def _drop_descriptions(text: str, hits: list[RuleHit]) -> list[RuleHit]:
+    """English instruction-override and extraction hits that describe what models do, not order it
+    (``app.safety.structure.described``)."""
+    return [h for h in hits
+            if not (h.family in _DESCRIBABLE and h.rule_id.endswith(".en") and structure.described(text, h.start, h.end))]
+
+
 def _rescan_unsafe(decoded: str, depth: int) -> bool:
     return _verdict(_scan(decoded, depth)).unsafe
 
@@ -255,11 +322,19 @@ def _hidden_hits(text: str, hits: list[RuleHit], depth: int) -> list[RuleHit]:
 
 
 def _verdict(hits: tuple[RuleHit, ...]) -> Verdict:
+    """Distinct rules add up; the learned detectors count once (the strongest of them): two models that agree on
+    a hard-benign text are still one opinion, so a ``medium`` learned hit needs a rule cue to block."""
     weights: dict[str, float] = {}
     for h in hits:
         weights[h.rule_id] = max(weights.get(h.rule_id, 0.0), SEVERITY_WEIGHT[h.severity])
-    score = sum(weights.values())
+    learned = max((w for r, w in weights.items() if r in LEARNED), default=0.0)
+    score = sum(w for r, w in weights.items() if r not in LEARNED) + learned
     return Verdict(unsafe=score >= UNSAFE_THRESHOLD, hits=hits, ruleset_version=RULESET_VERSION, score=round(score, 3))
+
+
+def verdict_of(hits: tuple[RuleHit, ...]) -> Verdict:
+    """The verdict on a set of hits (the cross-validation combines hits of models fit per fold)."""
+    return _verdict(hits)
 
 
 def is_unsafe(text: str) -> Verdict:
@@ -284,6 +359,9 @@ def sanitize(text: str) -> SanitizeResult:
         if h.rule_id == ML_RULE_ID:
             spans.extend(_ml_spans(text))
             continue
+        if h.rule_id == semantic.RULE_ID:
+            spans.append((h.start, h.end))
+            continue
         end = h.end
         r = by_id.get(h.rule_id)
         if r is not None and r.redact == "sentence":
@@ -307,15 +385,8 @@ def sanitize(text: str) -> SanitizeResult:
     return SanitizeResult("".join(out), verdict.hits, RULESET_VERSION)
 
 
-_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|\n|$)")
-
-
 def _ml_spans(text: str) -> list[tuple[int, int]]:
     """The sentences the learned detector objects to; the whole text if no single sentence does."""
     model = classifier.load()
-    spans = [
-        (m.start(), m.end())
-        for m in _SENTENCE.finditer(text)
-        if m.group().strip() and model.probability(m.group()) >= model.threshold_medium
-    ]
+    spans = [(s, e) for s, e in semantic.sentences(text) if model.probability(text[s:e]) >= model.threshold_medium]
     return spans or [(0, len(text))]

@@ -54,16 +54,21 @@ class _Prepared:
     merged_embedding: np.ndarray | None = None
     tokens: int = 0
     ruleset_version: str | None = None
+    gate_detail: dict[str, Any] | None = None
 
 
 class WriteTrack:
     def __init__(self, services: Services, dedup: DedupConfig = DedupConfig()) -> None:
+        from app.safety.semantic import guard_reads
         from app.write.gates.chain import SafetyGates
         from app.write.normalize import ContentNormalizer
 
         self.services = services
         self.normalizer = ContentNormalizer()
         self.gates = SafetyGates()
+        # The guard's semantic detector was trained on one embedder's vectors; it reads the write track's own only
+        # when they come from that embedder (else it embeds what it scores with its own).
+        self._guard_reads_vectors = guard_reads(services.embedder.name)
         self.dedup = Dedup(services.llm, dedup)
         self._tokens = get_encoding("cl100k_base")
 
@@ -82,14 +87,17 @@ class WriteTrack:
                       conn: psycopg.AsyncConnection | None = None) -> list[_Prepared]:
         """Everything that needs no write: normalize, gates, embed, find candidates, decide."""
         self._validate(items)
-        prepared = [self._normalize_and_gate(i, item) for i, item in enumerate(items)]
+        prepared = [self._normalize(i, item) for i, item in enumerate(items)]
+        # Embedded before the gates: InjectionGuard's semantic detector reads the same vector (no second embedding).
+        vectors = await asyncio.to_thread(self.services.embedder.embed_documents,
+                                          [p.item.embedding_text(p.normalized) for p in prepared])
+        for p, vec in zip(prepared, vectors, strict=True):
+            self._gate(p, vec)
         passing = [p for p in prepared if p.rejected is None]
         if passing:
-            vectors = await asyncio.to_thread(self.services.embedder.embed_documents,
-                                              [p.item.embedding_text(p.normalized) for p in passing])
             counts = count_batch(self._tokens, [p.item.content for p in passing], threads=1)
-            for p, vec, n in zip(passing, vectors, counts, strict=True):
-                p.embedding, p.tokens = vec, int(n)
+            for p, n in zip(passing, counts, strict=True):
+                p.tokens = int(n)
             candidates = await self._candidates(vault, passing, conn)
             await self._decide(passing, candidates)
             await self._embed_merges(passing)
@@ -106,7 +114,8 @@ class WriteTrack:
                 audits.append({"action": "write.reject", "rule": p.rejected.rule, "ruleset_version":
                                p.ruleset_version, "detail": {"gate": p.rejected.gate,
                                "reasons": list(p.rejected.reasons), "source_kind": p.item.source_kind,
-                               "session_id": p.item.session_id, "excerpt": p.item.content[:200]}})
+                               "session_id": p.item.session_id, "excerpt": p.item.content[:200],
+                               **(p.gate_detail or {})}})
                 continue
             v = p.verdict
             assert v is not None
@@ -164,19 +173,23 @@ class WriteTrack:
             if item.said_at.tzinfo is None:
                 raise InvalidInput(f"item {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
 
-    def _normalize_and_gate(self, index: int, item: WriteItem) -> _Prepared:
+    def _normalize(self, index: int, item: WriteItem) -> _Prepared:
         p = _Prepared(index, item)
         norm = self.normalizer.normalize(item.content, item.said_at)
         p.normalized = norm.text
         p.spans = [asdict(s) for s in norm.spans]
-        gate = self.gates.check(p.normalized)
+        return p
+
+    def _gate(self, p: _Prepared, vector: np.ndarray) -> None:
+        gate = self.gates.check(p.normalized, vector if self._guard_reads_vectors else None)
         p.ruleset_version = gate.ruleset_version
         if not gate.passed:
-            p.rejected = ItemResult(index, "REJECT", None, (gate.reason,), gate=gate.gate, rule=gate.rule)
-            return p
+            p.rejected = ItemResult(p.index, "REJECT", None, (gate.reason,), gate=gate.gate, rule=gate.rule)
+            p.gate_detail = gate.audit_detail()
+            return
+        p.embedding = vector
         p.fingerprint = simhash(p.normalized)
         p.digest = content_hash(p.normalized)
-        return p
 
     async def _candidates(self, vault: Vault, passing: list[_Prepared],
                           conn: psycopg.AsyncConnection | None) -> dict[int, list[Candidate]]:

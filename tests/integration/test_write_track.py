@@ -68,6 +68,14 @@ async def test_injection_is_rejected_before_dedup_and_never_merges_into_a_clean_
     audit = await services.db.fetchone("SELECT rule, ruleset_version, detail FROM memvault.audit_log "
                                        "WHERE action = 'write.reject'")
     assert audit["rule"] == bad.rule and audit["ruleset_version"]
+    # Explainable: the family, the span that triggered the rule (offsets into the normalized text), its text, and
+    # every other rule or model that fired.
+    detail = audit["detail"]
+    assert detail["family"] == "direct_instruction"
+    start, end = detail["span"]
+    assert 0 <= start < end <= len(payload)
+    assert "ignore all previous instructions" in detail["evidence"].lower()
+    assert any(h.startswith(bad.rule) for h in detail["hits"])
 
 
 async def test_noise_is_filtered(services, vault) -> None:

@@ -107,5 +107,5 @@ def test_gate_result_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.passed = False  # type: ignore[misc]
     assert [f.name for f in dataclasses.fields(GateResult)] == [
-        "passed", "gate", "rule", "family", "reason", "ruleset_version",
+        "passed", "gate", "rule", "family", "reason", "ruleset_version", "span", "evidence", "score", "hits",
     ]

@@ -4,7 +4,9 @@
 
 The order is not a detail: Dedup's MERGE folds a new block into an existing one, so anything that reaches it
 spreads into clean memories. Noise goes first (cheap, and a dropped pleasantry needs no security scan); the two
-G2 halves share one ruleset verdict (``app.safety.ruleset``, cached per text), so running both costs one scan.
+G2 halves share one ruleset verdict (``app.safety.ruleset.judge``, computed once per text), so running both costs
+one scan. ``embedding`` is the text's USE vector when the caller has one (the write track embeds every item anyway):
+the semantic detector then embeds only the sentences it scores one by one.
 
 ``check(text)`` short-circuits and returns the first rejection (or a pass); the write pipeline calls it.
 ``evaluate(text)`` runs every gate without short-circuit, for the guard benchmark and for audit entries that want
@@ -15,6 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from app.safety import ruleset
 from app.safety.gate import GateResult
 from app.safety.ruleset import RULESET_VERSION
 from app.write.gates.injection import InjectionGuard
@@ -62,12 +67,17 @@ class SafetyGates:
         self.injection = injection or InjectionGuard()
         self.poisoning = poisoning or PoisoningDetector()
 
-    def check(self, text: str) -> GateResult:
-        for gate in (self.noise, self.injection, self.poisoning):
-            result = gate(text)
+    def check(self, text: str, embedding: np.ndarray | None = None) -> GateResult:
+        result = self.noise(text)
+        if not result.passed:
+            return result
+        verdict = ruleset.judge(text, embedding)
+        for gate in (self.injection, self.poisoning):
+            result = gate(text, verdict)
             if not result.passed:
                 return result
         return _PASSED
 
-    def evaluate(self, text: str) -> ChainReport:
-        return ChainReport(self.noise(text), self.injection(text), self.poisoning(text))
+    def evaluate(self, text: str, embedding: np.ndarray | None = None) -> ChainReport:
+        verdict = ruleset.judge(text, embedding)
+        return ChainReport(self.noise(text), self.injection(text, verdict), self.poisoning(text, verdict))

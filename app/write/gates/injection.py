@@ -21,8 +21,9 @@ class InjectionGuard:
 
     families = FAMILIES
 
-    def __call__(self, text: str) -> GateResult:
-        verdict = ruleset.is_unsafe(text)
+    def __call__(self, text: str, verdict: ruleset.Verdict | None = None) -> GateResult:
+        """``verdict``: the ruleset's judgement of ``text`` when the caller has it (``SafetyGates`` judges once)."""
+        verdict = ruleset.judge(text) if verdict is None else verdict
         if not verdict.unsafe:
             return GateResult.ok(GATE)
         own = [h for h in verdict.hits if h.family in FAMILIES]
@@ -32,4 +33,4 @@ class InjectionGuard:
         top = max(own, key=lambda h: (SEVERITY_WEIGHT[h.severity], -h.start))
         if others and max(SEVERITY_WEIGHT[h.severity] for h in others) > SEVERITY_WEIGHT[top.severity]:
             return GateResult.ok(GATE, "unsafe mainly by disguise families: left to PoisoningDetector")
-        return GateResult.from_hit(GATE, top)
+        return GateResult.from_hit(GATE, top, verdict.hits)

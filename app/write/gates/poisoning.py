@@ -36,13 +36,14 @@ class PoisoningDetector:
 
     detectors = DETECTORS
 
-    def __call__(self, text: str) -> GateResult:
-        verdict = ruleset.is_unsafe(text)
+    def __call__(self, text: str, verdict: ruleset.Verdict | None = None) -> GateResult:
+        """``verdict``: the ruleset's judgement of ``text`` when the caller has it (``SafetyGates`` judges once)."""
+        verdict = ruleset.judge(text) if verdict is None else verdict
         if not verdict.unsafe:
             return GateResult.ok(GATE)
         for family in DETECTORS:
             hits = [h for h in verdict.hits if h.family == family]
             if hits:
                 top = max(hits, key=lambda h: (SEVERITY_WEIGHT[h.severity], -h.start))
-                return GateResult.from_hit(GATE, top)
+                return GateResult.from_hit(GATE, top, verdict.hits)
         return GateResult.ok(GATE, "no disguise detector fired")
