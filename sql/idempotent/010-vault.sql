@@ -1,5 +1,34 @@
 -- Vaults, their AGE graphs, the embedder record and log partitions. Re-applied by every migration.
 
+-- A vault's AGE graph is for that vault's transactions only: AGE has no row-level security of its own, and
+-- memvault_app may use every graph's schema, so each table of the graph (its labels and their parents) gets a
+-- forced policy that lets memvault_app see and write it only while memvault.vault_id names the vault. Idempotent;
+-- run again after adding a label.
+CREATE OR REPLACE FUNCTION memvault.isolate_graph_v1(p_vault uuid, p_graph text)
+    RETURNS integer
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+DECLARE
+    v_table regclass;
+    v_count integer := 0;
+BEGIN
+    FOR v_table IN
+        SELECT c.oid::regclass FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = p_graph AND c.relkind IN ('r', 'p')
+           AND NOT EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = 'vault_isolation')
+    LOOP
+        EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', v_table);
+        EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', v_table);
+        EXECUTE format('CREATE POLICY vault_isolation ON %s TO memvault_app USING '
+                       '(memvault.current_vault_id() = %L::uuid) WITH CHECK (memvault.current_vault_id() = %L::uuid)',
+                       v_table, p_vault, p_vault);
+        v_count := v_count + 1;
+    END LOOP;
+    RETURN v_count;
+END
+$$;
+
 -- A vault and its own AGE graph, created together (Cypher then sees one vault's graph only).
 CREATE OR REPLACE FUNCTION memvault.create_vault_v1(p_name text)
     RETURNS memvault.vault
@@ -22,7 +51,16 @@ BEGIN
     EXECUTE format('GRANT USAGE ON SCHEMA %I TO memvault_app', v_graph);
     EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO memvault_app', v_graph);
     EXECUTE format('GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA %I TO memvault_app', v_graph);
+    PERFORM memvault.isolate_graph_v1(v_id, v_graph);
     RETURN v_row;
+END
+$$;
+
+-- Graphs of vaults created before isolate_graph_v1 existed (a no-op once every graph has its policies).
+DO $$
+BEGIN
+    PERFORM memvault.isolate_graph_v1(v.id, v.graph_name) FROM memvault.vault v
+     WHERE EXISTS (SELECT 1 FROM pg_namespace n WHERE n.nspname = v.graph_name);
 END
 $$;
 

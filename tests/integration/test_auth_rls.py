@@ -1,0 +1,172 @@
+"""Row-level security, proven from the real ``psql`` as the role the service acts as (``memvault_app``): with the
+transaction's vault set to A it sees none of vault B's rows in any vault table or in B's graph, cannot write into
+B, cannot change audit_log, cannot switch row security off, and is no superuser, bypasses nothing, owns nothing."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+from datetime import UTC, datetime
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from app.vaults import create_vault
+from app.write.items import WriteItem
+
+PSQL = shutil.which("psql")
+# Tables without vault_id that memvault_app may read: shared, not any vault's data.
+SHARED = {"embedder_config", "intent_archetype", "vault"}
+
+pytestmark = pytest.mark.skipif(PSQL is None, reason="no psql client on this machine")
+
+
+def vault_tables(conn: psycopg.Connection) -> list[str]:
+    """Every table of the memvault schema with a vault_id column that memvault_app may read (partitions are reached
+    through their parent; api_key, which it may not read at all, is checked on its own)."""
+    return [r[0] for r in conn.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'vault_id' AND NOT a.attisdropped "
+        "WHERE n.nspname = 'memvault' AND c.relkind IN ('r', 'p', 'u') AND NOT c.relispartition "
+        "AND has_table_privilege('memvault_app', c.oid, 'SELECT') ORDER BY 1")]
+
+
+async def fill(services, vault) -> None:
+    """Rows of this vault in as many tables as the tracks write: turns and chunks, a memory and its retraction
+    (history), sources, audit, a recall (recall_log, usage), the graph (entities, triples, AGE vertices)."""
+    from app.read.config import RecallOptions
+    from app.read.recall import recall
+    from app.write.graph import GraphBuild
+    from app.write.memories import retract_memory
+    from app.write.pipeline import WriteTrack
+    from app.write.sessions import SessionTrack, TurnIn
+
+    now = datetime.now(UTC)
+    await SessionTrack(services).append_turns(vault, "s1", [
+        TurnIn("user", f"Alice works at Acme in {vault.name}; she moved to Tainan.", now)])
+    kept, gone = await WriteTrack(services).remember(vault, [
+        WriteItem(content="Alice works at Acme Corporation", said_at=now, source_kind="user"),
+        WriteItem(content=f"Carol prefers oolong tea in the mornings ({vault.name}).", said_at=now,
+                  source_kind="user")])
+    assert kept.decision == gone.decision == "CREATE", (kept, gone)
+    await retract_memory(services, vault, gone.block_id)
+    await recall(services, vault, "Where does Alice work?", RecallOptions())
+    await GraphBuild(services).run(vault.id, [kept.block_id])
+
+
+def _psql(url: str, script: str) -> subprocess.CompletedProcess:
+    return subprocess.run([PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=0", url], input=script,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+async def test_memvault_app_sees_and_writes_only_its_vault(services, db_url) -> None:
+    a = await create_vault(services.db, "vault-a")
+    b = await create_vault(services.db, "vault-b")
+    await fill(services, a)
+    await fill(services, b)
+    probe = f"mv_probe_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        tables = vault_tables(owner)
+        assert {"block", "turn", "audit_log", "entity", "triple", "block_rail2", "lexeme_stats",
+                "graph_centrality_state"} <= set(tables)
+        of_b = {t: owner.execute(f"SELECT count(*) FROM memvault.{t} WHERE vault_id = %s", (b.id,)).fetchone()[0]
+                for t in tables}
+        of_a = {t: owner.execute(f"SELECT count(*) FROM memvault.{t} WHERE vault_id = %s", (a.id,)).fetchone()[0]
+                for t in tables}
+        for t in ("block", "block_history", "block_source", "session", "turn", "audit_log", "recall_log",
+                  "entity", "triple"):
+            assert of_b[t] > 0, f"the test should give vault B rows in {t}"
+        b_vertices = owner.execute(f'SELECT count(*) FROM {b.graph_name}."Entity"').fetchone()[0]
+        assert b_vertices > 0
+        owner.execute(f"CREATE ROLE {probe} LOGIN IN ROLE memvault_app")
+    try:
+        url = urlunsplit(urlsplit(db_url)._replace(netloc=f"{probe}@{urlsplit(db_url).netloc.split('@')[-1]}"))
+        counts = "\n".join(f"SELECT '{t}', count(*), count(*) FILTER (WHERE vault_id IS DISTINCT FROM '{a.id}') "
+                           f"FROM memvault.{t};" for t in tables)
+        script = f"""
+BEGIN;
+SET LOCAL ROLE memvault_app;
+SELECT set_config('memvault.vault_id', '{a.id}', true);
+SELECT 'who', rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user;
+SELECT 'owns', count(*) FROM pg_class WHERE relowner = 'memvault_app'::regrole;
+{counts}
+SELECT 'graph_b', count(*) FROM {b.graph_name}."Entity";
+SELECT 'graph_b_edges', count(*) FROM {b.graph_name}._ag_label_edge;
+SELECT 'graph_a', count(*) FROM {a.graph_name}."Entity";
+SELECT 'vaults', string_agg(name, ',') FROM memvault.vault;
+COMMIT;
+BEGIN; SET LOCAL ROLE memvault_app; SELECT set_config('memvault.vault_id', '{a.id}', true);
+INSERT INTO memvault.session (vault_id, id, started_at, last_turn_at) VALUES ('{b.id}', 'intruder', now(), now());
+ROLLBACK;
+BEGIN; SET LOCAL ROLE memvault_app; SELECT set_config('memvault.vault_id', '{a.id}', true);
+UPDATE memvault.block SET content = 'overwritten' WHERE vault_id = '{b.id}';
+SELECT 'updated_b', count(*) FROM memvault.block WHERE content = 'overwritten';
+ROLLBACK;
+BEGIN; SET LOCAL ROLE memvault_app; SELECT set_config('memvault.vault_id', '{a.id}', true);
+UPDATE memvault.audit_log SET actor = 'someone else';
+ROLLBACK;
+BEGIN; SET LOCAL ROLE memvault_app; SELECT set_config('memvault.vault_id', '{a.id}', true);
+DELETE FROM memvault.audit_log;
+ROLLBACK;
+BEGIN; SET LOCAL ROLE memvault_app; SELECT set_config('memvault.vault_id', '{a.id}', true);
+SET LOCAL row_security = off;
+SELECT 'rls_off', count(*) FROM memvault.block;
+ROLLBACK;
+BEGIN; SET LOCAL ROLE memvault_app;
+SELECT 'api_key', count(*) FROM memvault.api_key;
+ROLLBACK;
+BEGIN; SET LOCAL ROLE memvault_app; SET LOCAL ROLE postgres;
+ROLLBACK;
+"""
+        proc = _psql(url, script)
+        out = {}
+        for line in proc.stdout.splitlines():
+            name, _, rest = line.partition("|")
+            if rest:
+                out[name] = rest
+        err = proc.stderr
+    finally:
+        with psycopg.connect(db_url, autocommit=True) as owner:
+            owner.execute(f"DROP ROLE {probe}")
+
+    assert out["who"] == "f|f", "memvault_app must be neither superuser nor BYPASSRLS"
+    assert out["owns"] == "0", "memvault_app must own no table"
+    for t in tables:
+        visible, foreign = out[t].split("|")
+        assert foreign == "0", f"{t}: memvault_app saw rows of another vault"
+        assert int(visible) == of_a[t], f"{t}: memvault_app must see exactly vault A's rows"
+    assert out["graph_b"] == "0" and out["graph_b_edges"] == "0", "vault B's graph must be invisible"
+    assert int(out["graph_a"]) > 0
+    assert out["vaults"] == "vault-a"
+    assert 'new row violates row-level security policy for table "session"' in err
+    assert out["updated_b"] == "0"
+    assert "permission denied for table audit_log" in err
+    assert err.count("permission denied for table audit_log") == 2  # UPDATE and DELETE
+    assert 'query would be affected by row-level security policy for table "block"' in err
+    assert "rls_off" not in out
+    assert "permission denied for table api_key" in err
+    assert 'permission denied to set role "postgres"' in err
+
+
+async def test_every_vault_table_forces_row_security(services, db_url) -> None:
+    """Catalog check, so a table added by a later migration without its policy fails here."""
+    await create_vault(services.db, "graph-check")
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT n.nspname || '.' || c.relname, c.relrowsecurity, c.relforcerowsecurity, "
+            "EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = 'vault_isolation'), "
+            "EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'vault_id' "
+            "        AND NOT a.attisdropped), "
+            "has_table_privilege('memvault_app', c.oid, 'SELECT'), c.relname "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind IN ('r', 'p', 'u') AND NOT c.relispartition "
+            "AND (n.nspname = 'memvault' OR n.nspname IN (SELECT graph_name FROM memvault.vault))").fetchall()
+    in_graphs = [r for r in rows if not r[0].startswith("memvault.")]
+    assert in_graphs and all(r[1] and r[2] and r[3] for r in in_graphs), in_graphs
+    for name, rls, force, policy, has_vault, readable, rel in rows:
+        if has_vault and readable:
+            assert rls and force and policy, f"{name} holds vault data without forced row-level security"
+        elif readable and name.startswith("memvault."):
+            assert rel in SHARED, f"{name}: memvault_app may read it, but it has no vault_id"
