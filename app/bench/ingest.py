@@ -2,44 +2,52 @@
 
 Real conversational text: the turns of the LoCoMo and LongMemEval files in ``../shared/eval`` (paths can
 be given), replayed as sessions at their own dates into a fresh vault, with the default embedder and the
-heuristic LLM. Each session is appended (archive, chunking, normalize, NoiseFilter, InjectionGuard +
-PoisoningDetector, embed, Dedup, persist) and then closed (atomic units + summary through the same gates).
+heuristic LLM, every gate on, one writer process. Two paths, each into its own vault:
 
-The stages are timed from outside, by wrapping the write track's own objects on this instance only:
-``normalizer.normalize``, the gates (each gate of the chain when the chain exposes them), the embedder,
-``_candidates`` (the Dedup candidate query), ``_decide`` (Dedup bands and conflict resolution) and ``apply``
-(persist: blocks, sources, audit, graph job). What remains of a session's append is chunking and the turn
-archive. Time spent inside a wrapped call that is also inside another (e.g. embedding a merge inside
-``prepare``) is counted once, by the innermost stage.
+- ``api``: what a client gets, one ``append_turns`` call per session (archive, chunking, normalize, NoiseFilter,
+  InjectionGuard + PoisoningDetector, embed, Dedup, persist, commit), then the session's close (atomic units +
+  summary through the same gates);
+- ``bulk``: the import path (app/write/bulk.py): batches of up to ``--batch`` turns across sessions, the next
+  batch screened (normalized, gated, embedded) while this one is decided and written; then again with each session
+  closed after its turns (one session per batch).
+
+Stage times of appending come from the write track's own StageClock (app/write/timing.py): normalize, gates (noise
+and injection + poisoning within them), embed, dedup (id draw, the batch's candidate query, Dedup's decisions),
+persist (blocks, merges, sources, audit, graph job), commit; what is left of the wall time is chunking, the turn
+archive and the event loop. Session closes are timed on a clock of their own (``close_stage_ms_per_session``).
+In the bulk path the stages of two batches overlap, so they can add up to more than the wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import inspect
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from app.bench.data import Session
 from app.services import Services
 
-STAGES = ("normalize", "noise", "injection_poisoning", "gates", "embed", "dedup_candidates", "dedup_decide",
-          "persist", "chunk_archive", "close")
+STAGES = ("normalize", "gates", "gates.noise", "gates.injection_poisoning", "embed", "dedup", "persist", "commit")
+GATE_STAGES = {"noise": "gates.noise", "injection": "gates.injection_poisoning",
+               "poisoning": "gates.injection_poisoning"}
 
 
 def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     from app.bench.runtime import EVAL_DIR
 
-    p = bench_sub.add_parser("ingest", help="turns/s through the whole write track, and ms per gate/stage")
+    p = bench_sub.add_parser("ingest", help="turns/s through the whole write track, and ms per stage")
     p.add_argument("--turns", type=int, default=3000, help="how many turns to write (default 3000)")
     p.add_argument("--locomo", type=Path, default=EVAL_DIR / "locomo_dev.json", help="LoCoMo file for text")
     p.add_argument("--longmemeval", type=Path, default=EVAL_DIR / "longmemeval_s_dev.json.gz",
                    help="LongMemEval file for text")
     p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
                    help="close each session (atomic units + summary); default on")
+    p.add_argument("--path", choices=("api", "bulk", "both"), default="both",
+                   help="api: one append_turns call per session; bulk: the import path; both (default)")
+    p.add_argument("--batch", type=int, default=256, help="bulk path: turns per batch (default 256)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.set_defaults(func=handler)
 
@@ -52,7 +60,14 @@ def handler(args: argparse.Namespace) -> int:
     settings = get_settings().model_copy(update={"embedder": "use", "llm": "heuristic", "reranker": "none"})
 
     async def core(services: Services) -> dict:
-        return await run_ingest(services, sessions, close_sessions=args.close_sessions)
+        out: dict[str, Any] = {}
+        if args.path in ("api", "both"):
+            out["api"] = await run_ingest(services, sessions, close_sessions=args.close_sessions)
+        if args.path in ("bulk", "both"):
+            out["bulk"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=False)
+            if args.close_sessions:
+                out["bulk_close"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=True)
+        return out
 
     result = run_bench(core, settings)
     print(format_table(result))
@@ -95,142 +110,157 @@ def corpus_sessions(locomo: Path | None, longmemeval: Path | None, turns: int) -
     return out
 
 
-class StageTimer:
-    """Wall time per stage; nested timed calls are charged to the innermost stage only."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-        self.calls: Counter[str] = Counter()
-        self._stack: list[list[float]] = []  # per open call: [child seconds]
-
-    def _enter(self) -> float:
-        self._stack.append([0.0])
-        return time.perf_counter()
-
-    def _exit(self, stage: str, t0: float) -> None:
-        elapsed = time.perf_counter() - t0
-        (children,) = self._stack.pop()
-        self.seconds[stage] += elapsed - children
-        self.calls[stage] += 1
-        if self._stack:
-            self._stack[-1][0] += elapsed
-
-    def wrap(self, stage: str, fn):
-        if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def timed_async(*a, **kw):
-                t0 = self._enter()
-                try:
-                    return await fn(*a, **kw)
-                finally:
-                    self._exit(stage, t0)
-            return timed_async
-
-        @functools.wraps(fn)
-        def timed(*a, **kw):
-            t0 = self._enter()
-            try:
-                return fn(*a, **kw)
-            finally:
-                self._exit(stage, t0)
-        return timed
-
-
-class _Timed:
-    """A proxy whose listed methods are timed."""
-
-    def __init__(self, target: Any, timer: StageTimer, methods: dict[str, str]) -> None:
-        self._target = target
-        for name, stage in methods.items():
-            object.__setattr__(self, name, timer.wrap(stage, getattr(target, name)))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._target, name)
-
-
-GATE_STAGES = {"noise": "noise", "injection": "injection_poisoning", "poisoning": "injection_poisoning"}
-
-
-def instrument(track: Any, timer: StageTimer) -> None:
-    """Time the stages of a SessionTrack's WriteTrack (this instance only)."""
-    write = track.write
-    write.normalizer = _Timed(write.normalizer, timer, {"normalize": "normalize"})
-    gates = write.gates
-    # SafetyGates calls each gate object in turn (noise, injection, poisoning): time each; the chain's glue
-    # around them is "gates".
+def instrument(track: Any, clock: Any) -> None:
+    """Time each gate of a SessionTrack's WriteTrack inside the gates stage (this instance only)."""
+    gates = track.write.gates
     for attr, stage in GATE_STAGES.items():
         gate = getattr(gates, attr, None)
         if gate is not None and callable(gate):
-            setattr(gates, attr, timer.wrap(stage, gate))
-    gates.check = timer.wrap("gates", gates.check)
-    services = write.services
-    services.embedder = _Timed(services.embedder, timer, {"embed_documents": "embed"})
-    write._candidates = timer.wrap("dedup_candidates", write._candidates)
-    write._decide = timer.wrap("dedup_decide", write._decide)
-    write.apply = timer.wrap("persist", write.apply)
+            setattr(gates, attr, _timed(clock, stage, gate))
+
+
+def _timed(clock: Any, stage: str, fn):
+    @functools.wraps(fn)
+    def timed(*a, **kw):
+        with clock(stage):
+            return fn(*a, **kw)
+    return timed
 
 
 async def run_ingest(services: Services, sessions: list[Session], *, close_sessions: bool = True,
                      show_progress: bool = True) -> dict[str, Any]:
+    """The API path: one append_turns call per session, then its close."""
     from app.bench.runtime import progress, scratch_vault
     from app.write.sessions import SessionTrack, TurnIn
+    from app.write.timing import StageClock
 
-    timer = StageTimer()
-    track = SessionTrack(services)
-    embedder = services.embedder
-    instrument(track, timer)
+    clock, close_clock = StageClock(), StageClock()
+    track = SessionTrack(services, clock=clock)
+    closer = SessionTrack(services, clock=close_clock)
+    instrument(track, clock)
     decisions: Counter[str] = Counter()
     turns = sum(len(s.turns) for s in sessions)
     append_s = close_s = 0.0
-    bar = progress(turns, "ingest", unit="turn") if show_progress else None
+    bar = progress(turns, "ingest api", unit="turn") if show_progress else None
     try:
         async with scratch_vault(services, "bench-ingest") as vault:
             for s in sessions:
-                t0 = timer._enter()
-                turns_in = [TurnIn(t.role, t.content, s.date) for t in s.turns]
-                res = await track.append_turns(vault, s.id, turns_in)
-                timer._exit("chunk_archive", t0)
+                t0 = time.perf_counter()
+                res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns])
                 append_s += time.perf_counter() - t0
                 decisions.update(r.decision for r in res.chunks)
                 if close_sessions:
-                    t1 = timer._enter()
-                    closed = await track.close(vault, s.id)
-                    timer._exit("close", t1)
+                    t1 = time.perf_counter()
+                    closed = await closer.close(vault, s.id)
                     close_s += time.perf_counter() - t1
                     decisions.update(f"close:{r.decision}" for r in closed.units)
                 if bar is not None:
                     bar.update(len(s.turns))
     finally:
-        services.embedder = embedder
         if bar is not None:
             bar.close()
-    chunks = sum(v for k, v in decisions.items() if not k.startswith("close:"))
     total_s = append_s + close_s
+    return _result(services, "api", clock, close_clock, decisions, sessions, turns, wall_s=total_s,
+                   append_s=append_s, close_s=close_s if close_sessions else None, requeries=track.write.requeries)
+
+
+async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 256, close_sessions: bool = False,
+                   show_progress: bool = True) -> dict[str, Any]:
+    """The bulk path (app/write/bulk.py) into a fresh vault; with ``close_sessions`` each session is closed after
+    its turns."""
+    from app.bench.runtime import progress, scratch_vault
+    from app.write.bulk import BulkConfig, BulkIngest, SessionIn
+    from app.write.sessions import TurnIn
+    from app.write.timing import StageClock
+
+    from app.write.sessions import SessionTrack
+
+    clock, close_clock = StageClock(), StageClock()
+    bulk = BulkIngest(services, BulkConfig(batch_items=batch), clock=clock)
+    instrument(bulk.sessions_track, clock)
+    closer = SessionTrack(services, clock=close_clock)
+    close_s = 0.0
+
+    async def timed_close(*a, **kw):
+        nonlocal close_s
+        t1 = time.perf_counter()
+        try:
+            return await closer.close(*a, **kw)
+        finally:
+            close_s += time.perf_counter() - t1
+
+    bulk.sessions_track.close = timed_close  # type: ignore[method-assign]
+    turns = sum(len(s.turns) for s in sessions)
+    inputs = [SessionIn(s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns]) for s in sessions]
+    label = "bulk+close" if close_sessions else "bulk"
+    bar = progress(turns, f"ingest {label}", unit="turn") if show_progress else None
+    try:
+        async with scratch_vault(services, "bench-ingest") as vault:
+            t0 = time.perf_counter()
+            results = await bulk.sessions(vault, inputs, close=close_sessions,
+                                          progress=bar.update if bar is not None else None)
+            wall_s = time.perf_counter() - t0
+    finally:
+        if bar is not None:
+            bar.close()
+    decisions = Counter(c.decision for r in results for c in r.chunks)
+    return _result(services, label, clock, close_clock, decisions, sessions, turns, wall_s=wall_s,
+                   append_s=wall_s - close_s,
+                   close_s=close_s if close_sessions else None, requeries=bulk.write.requeries, batch=batch)
+
+
+def _result(services: Services, path: str, clock: Any, close_clock: Any, decisions: Counter[str], sessions: list[Session], turns: int,
+            *, wall_s: float, append_s: float, close_s: float | None, requeries: int, batch: int | None = None
+            ) -> dict[str, Any]:
+    chunks = sum(v for k, v in decisions.items() if not k.startswith("close:"))
+    staged = sum(clock.seconds[st] for st in ("normalize", "gates", "embed", "dedup", "persist", "commit"))
     return {
+        "path": path,
+        "batch_turns": batch,
         "turns": turns,
         "sessions": len(sessions),
         "chunks": chunks,
-        "turns_per_s": round(turns / total_s, 1) if total_s else 0.0,
+        "turns_per_s": round(turns / wall_s, 1) if wall_s else 0.0,
         "append_turns_per_s": round(turns / append_s, 1) if append_s else 0.0,
-        "close_ms_per_session": round(close_s * 1000 / len(sessions), 2)
-        if close_sessions and sessions else 0.0,
-        "stage_ms_per_turn": {st: round(timer.seconds[st] * 1000 / turns, 3) for st in STAGES
-                              if st in timer.seconds and turns},
-        "stage_calls": dict(timer.calls),
+        "close_ms_per_session": round(close_s * 1000 / len(sessions), 2) if close_s is not None and sessions
+        else None,
+        "wall_s": round(wall_s, 2),
+        "stage_ms_per_turn": {st: round(clock.seconds[st] * 1000 / turns, 3) for st in STAGES
+                              if st in clock.seconds and turns},
+        "unstaged_ms_per_turn": round((append_s - staged) * 1000 / turns, 3) if turns else 0.0,
+        "close_stage_ms_per_session": {st: round(close_clock.seconds[st] * 1000 / len(sessions), 2) for st in STAGES
+                                       if st in close_clock.seconds} if close_s is not None and sessions else None,
+        "requeries": requeries,
         "decisions": dict(decisions),
-        "embedder": embedder.name,
+        "embedder": services.embedder.name,
         "llm": services.settings.llm,
     }
 
 
 def format_table(result: dict[str, Any]) -> str:
-    r = result
-    lines = [f"ingest: {r['turns']} turns in {r['sessions']} sessions ({r['chunks']} chunk items), "
-             f"embedder {r['embedder']}, llm {r['llm']}",
-             f"  {r['turns_per_s']:.1f} turns/s with session close, {r['append_turns_per_s']:.1f} turns/s "
-             f"appending; close {r['close_ms_per_session']:.1f} ms/session",
-             f"  {'stage':<22}{'ms/turn':>10}"]
-    for st, ms in result["stage_ms_per_turn"].items():
-        lines.append(f"  {st:<22}{ms:>10.3f}")
-    lines.append(f"  decisions: {', '.join(f'{k} {v}' for k, v in sorted(result['decisions'].items()))}")
+    from app.bench.runtime import conditions_note
+
+    runs = list(result.values())
+    if not runs:
+        return "ingest: nothing run"
+    r0 = runs[0]
+    lines = [f"ingest: {r0['turns']} turns in {r0['sessions']} sessions, embedder {r0['embedder']}, "
+             f"llm {r0['llm']}, every gate on, one writer process{conditions_note()}"]
+    for r in runs:
+        what = {"api": "api (one append_turns per session, then its close)",
+                "bulk": f"bulk (batches of {r['batch_turns']} turns, next batch screened meanwhile)",
+                "bulk+close": f"bulk with close (one session per batch, closed after it)"}[r["path"]]
+        rate = (f"{r['append_turns_per_s']:.1f} turns/s appending" if r["close_ms_per_session"] is None else
+                f"{r['append_turns_per_s']:.1f} turns/s appending, {r['turns_per_s']:.1f} with session close "
+                f"(close {r['close_ms_per_session']:.1f} ms/session)")
+        lines += [f"  {what}: {rate}; {r['chunks']} chunk items, {r['wall_s']:.1f} s",
+                  f"    {'stage':<28}{'ms/turn':>9}"]
+        for st, ms in r["stage_ms_per_turn"].items():
+            lines.append(f"    {st:<28}{ms:>9.3f}")
+        lines.append(f"    {'(appending wall - stages)':<28}{r['unstaged_ms_per_turn']:>9.3f}")
+        if r["close_stage_ms_per_session"]:
+            lines.append("    close, ms/session by stage: " + ", ".join(
+                f"{st} {ms:.1f}" for st, ms in r["close_stage_ms_per_session"].items() if "." not in st))
+        lines.append(f"    decisions: {', '.join(f'{k} {v}' for k, v in sorted(r['decisions'].items()))}"
+                     + (f"; candidate queries repeated for {r['requeries']} items" if r["requeries"] else ""))
     return "\n".join(lines)

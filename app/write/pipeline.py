@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,10 +22,12 @@ from quicktok import count_batch, get_encoding
 from app.errors import InvalidInput, PayloadTooLarge
 from app.services import Services
 from app.vaults import Vault
+from app.write.batch import BatchBlock, BatchDedup, CandidateRow
 from app.write.dedup import Candidate, Dedup, DedupConfig, Verdict
-from app.write.fingerprint import content_hash, hamming, simhash
+from app.write.fingerprint import content_hash, simhash
 from app.write.items import ItemResult, WriteItem
 from app.write.provenance import SOURCE_KINDS, trust_for
+from app.write.timing import NO_CLOCK, StageClock
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 GRAPH_JOB = "build_graph"
@@ -38,6 +41,18 @@ def detect_lang(text: str) -> str:
     return "zh" if cjk and cjk >= 0.2 * max(1, len(text.replace(" ", ""))) else "en"
 
 
+@dataclass(frozen=True, slots=True)
+class _Merge:
+    """A MERGE's new text as it is written into its target (decided in the batch, applied after its CREATEs)."""
+
+    content: str
+    normalized: str
+    embedding: np.ndarray
+    fingerprint: int
+    digest: bytes
+    tokens: int
+
+
 @dataclass(slots=True)
 class _Prepared:
     """One item on its way through the track (mutable while it is being decided)."""
@@ -48,17 +63,26 @@ class _Prepared:
     spans: list[dict[str, Any]] = field(default_factory=list)
     fingerprint: int = 0
     digest: bytes = b""
-    embedding: np.ndarray | None = None
+    embedding: np.ndarray | None = None  # the item's vector: screened before Dedup, kept for later stages
     rejected: ItemResult | None = None
     verdict: Verdict | None = None
-    merged_embedding: np.ndarray | None = None
+    block_id: int | None = None  # the id its block takes if the item is created (drawn before deciding)
+    merge: _Merge | None = None
     tokens: int = 0
     ruleset_version: str | None = None
     gate_detail: dict[str, Any] | None = None
 
 
 class WriteTrack:
-    def __init__(self, services: Services, dedup: DedupConfig = DedupConfig()) -> None:
+    """The write track over a batch: each stage runs once for the whole batch (one embedding call, one candidate
+    query, one insert), and Dedup decides the items in order as if each were written alone (app/write/batch.py).
+
+    ``prepare`` = ``screen`` (no database: validate, normalize, embed, gates) then ``decide`` (ids, candidates,
+    Dedup); ``apply`` persists on the caller's transaction. The bulk path (app/write/bulk.py) screens the next
+    batch while this one is decided and written."""
+
+    def __init__(self, services: Services, dedup: DedupConfig = DedupConfig(), *,
+                 clock: StageClock | None = None, spare: int = 2) -> None:
         from app.safety.semantic import guard_reads
         from app.write.gates.chain import SafetyGates
         from app.write.normalize import ContentNormalizer
@@ -70,6 +94,11 @@ class WriteTrack:
         # when they come from that embedder (else it embeds what it scores with its own).
         self._guard_reads_vectors = guard_reads(services.embedder.name)
         self.dedup = Dedup(services.llm, dedup)
+        self.clock: StageClock = clock or NO_CLOCK  # type: ignore[assignment]
+        # Nearest rows asked beyond Dedup's k per item: covers that many of an item's nearest blocks being merged
+        # into or superseded by earlier items of its batch before the vault is asked again for that item.
+        self.spare = spare
+        self.requeries = 0  # items asked for again because the spare did not cover their batch's changes
         self._tokens = get_encoding("cl100k_base")
 
     # --- public ---------------------------------------------------------------------------------------------
@@ -81,16 +110,26 @@ class WriteTrack:
             results = await self.apply(conn, vault, prepared)
             if hook is not None:
                 await hook(conn, results)
+            t_commit = time.perf_counter()
+        self.clock.add("commit", time.perf_counter() - t_commit)
         return results
 
     async def prepare(self, vault: Vault, items: Sequence[WriteItem],
                       conn: psycopg.AsyncConnection | None = None) -> list[_Prepared]:
-        """Everything that needs no write: normalize, gates, embed, find candidates, decide."""
-        self._validate(items)
+        """Everything that needs no write: screen (normalize, embed, gates), then decide (candidates, Dedup)."""
+        prepared = await asyncio.to_thread(self.screen, items)
+        await self.decide(vault, prepared, conn)
+        return prepared
+
+    def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None) -> list[_Prepared]:
+        """What needs neither the database nor the other items' decisions: validate, normalize, one embedding
+        call for the batch, the gates, token counts. Runs in a worker thread (the bulk path overlaps it with the
+        previous batch's database work). ``max_items``: the batch size allowed (a request's by default)."""
+        self._validate(items, max_items)
         prepared = [self._normalize(i, item) for i, item in enumerate(items)]
         # Embedded before the gates: InjectionGuard's semantic detector reads the same vector (no second embedding).
-        vectors = await asyncio.to_thread(self.services.embedder.embed_documents,
-                                          [p.item.embedding_text(p.normalized) for p in prepared])
+        with self.clock("embed"):
+            vectors = self.services.embedder.embed_documents([p.item.embedding_text(p.normalized) for p in prepared])
         for p, vec in zip(prepared, vectors, strict=True):
             self._gate(p, vec)
         passing = [p for p in prepared if p.rejected is None]
@@ -98,16 +137,49 @@ class WriteTrack:
             counts = count_batch(self._tokens, [p.item.content for p in passing], threads=1)
             for p, n in zip(passing, counts, strict=True):
                 p.tokens = int(n)
-            candidates = await self._candidates(vault, passing, conn)
-            await self._decide(passing, candidates)
-            await self._embed_merges(passing)
         return prepared
 
+    async def decide(self, vault: Vault, prepared: list[_Prepared], conn: psycopg.AsyncConnection | None = None) -> None:
+        """Dedup for the screened items, in order: one query for the whole batch's candidates, then each item
+        against the vault as the items before it left it."""
+        passing = [p for p in prepared if p.rejected is None]
+        if not passing:
+            return
+        t0 = time.perf_counter()
+        ids = await self._fetch("SELECT memvault.allocate_block_ids_v1(%s) AS id", (len(passing),), vault, conn)
+        for p, row in zip(passing, ids, strict=True):
+            p.block_id = int(row["id"])
+        batch = BatchDedup(self.dedup.config, self.spare)
+        rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k)
+        for n, p in enumerate(passing):
+            assert p.embedding is not None
+            candidates = batch.candidates(p.item.kind, p.embedding, p.digest, rows.get(n, []), batch.fetch_k)
+            if candidates is None:  # earlier items of the batch changed its nearest blocks: ask again, wider
+                k = self.dedup.config.candidates + len(batch.changed)
+                self.requeries += 1
+                again = await self._candidate_rows(vault, [p], conn, k)
+                candidates = batch.candidates(p.item.kind, p.embedding, p.digest, again.get(0, []), k)
+                assert candidates is not None
+            p.verdict = await self.dedup.decide(p.item.kind, p.item.content, p.fingerprint, candidates,
+                                                p.item.said_at.isoformat())
+            t_embed = await self._record(batch, p, candidates)
+            t0 += t_embed  # a merge's embedding is the embed stage's time
+        self.clock.add("dedup", time.perf_counter() - t0)
+
     async def apply(self, conn: psycopg.AsyncConnection, vault: Vault, prepared: list[_Prepared]) -> list[ItemResult]:
-        """Persist decided items on ``conn``'s open transaction."""
+        """Persist decided items on ``conn``'s open transaction: one insert for the batch's new blocks, then its
+        merges and supersessions in order, its sources, its audit entries and one graph job."""
+        with self.clock("persist"):
+            return await self._apply(conn, vault, prepared)
+
+    # --- stages ---------------------------------------------------------------------------------------------
+
+    async def _apply(self, conn: psycopg.AsyncConnection, vault: Vault, prepared: list[_Prepared]) -> list[ItemResult]:
         results: dict[int, ItemResult] = {p.index: p.rejected for p in prepared if p.rejected is not None}
         creating = [p for p in prepared if p.verdict and p.verdict.decision in ("CREATE", "SUPERSEDE")]
-        new_ids = await self._insert(conn, vault, creating)
+        await self._insert(conn, vault, creating)
+        revisions: list[dict[str, Any]] = []
+        merge_vectors: list[np.ndarray] = []
         sources, audits, touched = [], [], []
         for p in prepared:
             if p.rejected is not None:
@@ -119,22 +191,23 @@ class WriteTrack:
                 continue
             v = p.verdict
             assert v is not None
-            target = v.target
-            if target is not None and target < 0:  # an earlier item of this batch
-                target = new_ids.get(-target - 1)
-            if v.decision == "CREATE":
-                block_id = new_ids[p.index]
+            if v.decision in ("CREATE", "SUPERSEDE"):
+                block_id = p.block_id
                 touched.append(block_id)
+                if v.decision == "SUPERSEDE":
+                    revisions.append({"action": "SUPERSEDE", "target": v.target, "block_id": block_id})
             elif v.decision == "SKIP":
-                block_id = target
-            elif v.decision == "MERGE":
-                block_id = await self._merge(conn, vault, target, p)
+                block_id = v.target
+            else:  # MERGE
+                assert p.merge is not None
+                block_id = v.target
+                merge_vectors.append(p.merge.embedding)
+                revisions.append({"action": "MERGE", "target": v.target, "content": p.merge.content,
+                                  "normalized": p.merge.normalized, "fingerprint": p.merge.fingerprint,
+                                  "content_hash": p.merge.digest.hex(), "confidence": p.item.confidence,
+                                  "token_count": p.merge.tokens, "vector": len(merge_vectors)})
                 touched.append(block_id)
-            else:  # SUPERSEDE
-                block_id = new_ids[p.index]
-                await conn.execute("SELECT memvault.supersede_block_v1(%s, %s, %s)", (vault.id, target, block_id))
-                touched.append(block_id)
-            related = target if v.decision != "CREATE" else None
+            related = v.target if v.decision != "CREATE" else None
             results[p.index] = ItemResult(p.index, v.decision, block_id, v.reasons, related_block_id=related)
             for turn_id in p.item.turn_ids or (None,):
                 sources.append({"block_id": block_id, "turn_id": turn_id, "session_id": p.item.session_id,
@@ -143,6 +216,9 @@ class WriteTrack:
             audits.append({"action": f"write.{v.decision.lower()}", "block_id": block_id,
                            "detail": {"reasons": list(v.reasons), "related_block_id": related,
                                       "kind": p.item.kind, "session_id": p.item.session_id}})
+        if revisions:
+            await conn.execute("SELECT memvault.revise_blocks_v1(%s, %s::jsonb, %b)",
+                               (vault.id, json.dumps(revisions), merge_vectors or None))
         if sources:
             await conn.execute("SELECT memvault.record_sources_v1(%s, %s::jsonb)", (vault.id, json.dumps(sources)))
         if audits:
@@ -154,12 +230,11 @@ class WriteTrack:
                            queue="graph")
         return [results[i] for i in sorted(results)]
 
-    # --- stages ---------------------------------------------------------------------------------------------
-
-    def _validate(self, items: Sequence[WriteItem]) -> None:
+    def _validate(self, items: Sequence[WriteItem], max_items: int | None = None) -> None:
         settings = self.services.settings
-        if len(items) > settings.max_batch_items:
-            raise PayloadTooLarge(f"{len(items)} items in one request; the limit is {settings.max_batch_items}",
+        limit = settings.max_batch_items if max_items is None else max_items
+        if len(items) > limit:
+            raise PayloadTooLarge(f"{len(items)} items in one request; the limit is {limit}",
                                   hint="split the batch")
         for i, item in enumerate(items):
             if not item.content or not item.content.strip():
@@ -175,13 +250,15 @@ class WriteTrack:
 
     def _normalize(self, index: int, item: WriteItem) -> _Prepared:
         p = _Prepared(index, item)
-        norm = self.normalizer.normalize(item.content, item.said_at)
+        with self.clock("normalize"):
+            norm = self.normalizer.normalize(item.content, item.said_at)
         p.normalized = norm.text
         p.spans = [asdict(s) for s in norm.spans]
         return p
 
     def _gate(self, p: _Prepared, vector: np.ndarray) -> None:
-        gate = self.gates.check(p.normalized, vector if self._guard_reads_vectors else None)
+        with self.clock("gates"):
+            gate = self.gates.check(p.normalized, vector if self._guard_reads_vectors else None)
         p.ruleset_version = gate.ruleset_version
         if not gate.passed:
             p.rejected = ItemResult(p.index, "REJECT", None, (gate.reason,), gate=gate.gate, rule=gate.rule)
@@ -191,60 +268,50 @@ class WriteTrack:
         p.fingerprint = simhash(p.normalized)
         p.digest = content_hash(p.normalized)
 
-    async def _candidates(self, vault: Vault, passing: list[_Prepared],
-                          conn: psycopg.AsyncConnection | None) -> dict[int, list[Candidate]]:
-        # %b: the vectors travel in binary (500 of 512-d: 9 ms; as text, psycopg formats them in 430 ms).
-        query = "SELECT * FROM memvault.dedup_candidates_v2(%s, %b, %s, %s, %s::integer, %s::real)"
-        cfg = self.dedup.config
-        params = (vault.id, [p.embedding for p in passing], [p.digest for p in passing],
-                  [_layer(p.item.kind) for p in passing], cfg.candidates, cfg.min_cosine)
+    async def _fetch(self, query: str, params: Any, vault: Vault, conn: psycopg.AsyncConnection | None) -> list[dict]:
         if conn is not None:
-            rows = await (await conn.execute(query, params)).fetchall()
-        else:
-            rows = await self.services.db.fetchall(query, params, vault_id=vault.id)
-        out: dict[int, list[Candidate]] = {}
-        for r in rows:
-            p = passing[r["item"] - 1]
-            out.setdefault(p.index, []).append(Candidate(r["block_id"], float(r["cosine"]), r["kind"], r["category"],
-                                                         r["content"], int(r["fingerprint"]), bool(r["same_hash"])))
+            return await (await conn.execute(query, params)).fetchall()
+        return await self.services.db.fetchall(query, params, vault_id=vault.id)
+
+    async def _candidate_rows(self, vault: Vault, passing: list[_Prepared], conn: psycopg.AsyncConnection | None,
+                              k: int) -> dict[int, list[CandidateRow]]:
+        """Each item's nearest current blocks (k of them at most) and exact-hash hits, by position in ``passing``."""
+        # %b: the vectors travel in binary (500 of 512-d: 9 ms; as text, psycopg formats them in 430 ms).
+        query = "SELECT * FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real)"
+        params = (vault.id, [p.embedding for p in passing], [p.digest for p in passing],
+                  [_layer(p.item.kind) for p in passing], k, self.dedup.config.min_cosine)
+        out: dict[int, list[CandidateRow]] = {}
+        for r in await self._fetch(query, params, vault, conn):
+            out.setdefault(r["item"] - 1, []).append(CandidateRow(
+                r["block_id"], float(r["cosine"]), r["kind"], r["category"], r["content"], int(r["fingerprint"]),
+                bool(r["same_hash"]), bool(r["nearest"])))
         return out
 
-    async def _decide(self, passing: list[_Prepared], candidates: dict[int, list[Candidate]]) -> None:
-        created: list[_Prepared] = []
-        for p in passing:
-            twin = self._batch_twin(p, created)
-            if twin is not None:
-                p.verdict = Verdict("SKIP", -twin.index - 1, (f"repeats item {twin.index} of this request",))
-                continue
-            p.verdict = await self.dedup.decide(p.item.kind, p.item.content, p.fingerprint,
-                                                candidates.get(p.index, []), p.item.said_at.isoformat())
-            if p.verdict.decision in ("CREATE", "SUPERSEDE"):
-                created.append(p)
+    async def _record(self, batch: BatchDedup, p: _Prepared, candidates: list[Candidate]) -> float:
+        """What the item's verdict changes for the items after it; returns the seconds spent embedding a merge."""
+        v = p.verdict
+        assert v is not None and p.block_id is not None and p.embedding is not None
+        if v.decision in ("CREATE", "SUPERSEDE"):
+            batch.created(BatchBlock(p.block_id, p.item.kind, p.item.category, p.item.content, p.embedding,
+                                     p.fingerprint, p.digest))
+        if v.decision == "SUPERSEDE" and v.target is not None:
+            batch.superseded(v.target)
+        if v.decision != "MERGE":
+            return 0.0
+        text = v.merged_text or p.item.content
+        norm = self.normalizer.normalize(text, p.item.said_at).text
+        t0 = time.perf_counter()
+        [vector] = await asyncio.to_thread(self.services.embedder.embed_documents, [v.merged_text or p.normalized])
+        seconds = time.perf_counter() - t0
+        self.clock.add("embed", seconds)
+        p.merge = _Merge(text, norm, vector, simhash(norm), content_hash(norm), self._tokens.count(text))
+        target = next(c for c in candidates if c.block_id == v.target)
+        batch.merged(target, text, vector, p.merge.fingerprint, p.merge.digest)
+        return seconds
 
-    def _batch_twin(self, p: _Prepared, created: list[_Prepared]) -> _Prepared | None:
-        cfg = self.dedup.config
-        for q in created:
-            if _layer(q.item.kind) != _layer(p.item.kind):
-                continue
-            if q.digest == p.digest:
-                return q
-            if p.item.kind != "chunk" and q.item.kind != "chunk":
-                cos = float(np.dot(p.embedding, q.embedding))
-                if cos >= cfg.skip_cosine and hamming(p.fingerprint, q.fingerprint) <= cfg.skip_hamming:
-                    return q
-        return None
-
-    async def _embed_merges(self, passing: list[_Prepared]) -> None:
-        merging = [p for p in passing if p.verdict and p.verdict.decision == "MERGE"]
-        if merging:
-            texts = [p.verdict.merged_text or p.normalized for p in merging]
-            vectors = await asyncio.to_thread(self.services.embedder.embed_documents, texts)
-            for p, vec in zip(merging, vectors, strict=True):
-                p.merged_embedding = vec
-
-    async def _insert(self, conn: psycopg.AsyncConnection, vault: Vault, creating: list[_Prepared]) -> dict[int, int]:
+    async def _insert(self, conn: psycopg.AsyncConnection, vault: Vault, creating: list[_Prepared]) -> None:
         if not creating:
-            return {}
+            return
         rows = [{
             "kind": p.item.kind, "category": p.item.category, "content": p.item.content,
             "normalized": p.normalized, "norm_spans": p.spans, "fingerprint": p.fingerprint,
@@ -254,23 +321,9 @@ class WriteTrack:
             "source_turn_ids": list(p.item.turn_ids), "valid_at": p.item.said_at.isoformat(),
             "metadata": {**p.item.metadata, "context": p.item.context} if p.item.context else p.item.metadata,
         } for p in creating]
-        cur = await conn.execute("SELECT * FROM memvault.insert_blocks_v1(%s, %s::jsonb, %b)",
-                                 (vault.id, json.dumps(rows, default=str), [p.embedding for p in creating]))
-        by_ord = {r["item"]: r["block_id"] for r in await cur.fetchall()}
-        return {p.index: by_ord[i + 1] for i, p in enumerate(creating)}
-
-    async def _merge(self, conn: psycopg.AsyncConnection, vault: Vault, target: int | None, p: _Prepared) -> int:
-        assert target is not None and p.verdict is not None
-        text = p.verdict.merged_text or p.item.content
-        norm = self.normalizer.normalize(text, p.item.said_at).text
-        cur = await conn.execute(
-            "SELECT memvault.merge_block_v1(%s, %s::bigint, %s::text, %s::text, %s::vector, %s::bigint, %s::bytea,"
-            " %s::real, %s::integer) AS id",
-            (vault.id, target, text, norm, p.merged_embedding, simhash(norm), content_hash(norm),
-             p.item.confidence, self._tokens.count(text)),
-        )
-        row = await cur.fetchone()
-        return int(row["id"]) if row and row["id"] is not None else target
+        await conn.execute("SELECT memvault.insert_blocks_v2(%s, %s, %s::jsonb, %b)",
+                           (vault.id, [p.block_id for p in creating], json.dumps(rows, default=str),
+                            [p.embedding for p in creating]))
 
 
 def _layer(kind: str) -> str:

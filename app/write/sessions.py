@@ -16,9 +16,12 @@ segment rather than a new session or a re-close of everything). What earlier clo
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+import psycopg
 
 from app.errors import Conflict, InvalidInput, NotFound
 from app.models.tasks.base import get_task
@@ -29,6 +32,7 @@ from app.write.chunking import ChunkingConfig, chunk_turn
 from app.write.items import ItemResult, WriteItem
 from app.write.pipeline import Hook, WriteTrack
 from app.write.provenance import ROLE_TO_SOURCE
+from app.write.timing import StageClock
 
 ROLES = ("user", "assistant", "system", "tool")
 # How much of the previous turn is embedded and indexed with a turn's chunks (its end: what this turn follows).
@@ -65,41 +69,43 @@ class CloseResult:
 
 
 class SessionTrack:
-    def __init__(self, services: Services, chunking: ChunkingConfig = ChunkingConfig()) -> None:
+    def __init__(self, services: Services, chunking: ChunkingConfig = ChunkingConfig(), *,
+                 clock: StageClock | None = None) -> None:
         self.services = services
-        self.write = WriteTrack(services)
+        self.write = WriteTrack(services, clock=clock)
         self.chunking = chunking
 
     async def append_turns(self, vault: Vault, session_id: str, turns: Sequence[TurnIn], *,
                            hook: Hook | None = None) -> TurnsResult:
         """Archive turns and write their chunks, in one transaction."""
         self._validate(turns)
-        payload = [{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns]
         async with self.services.db.transaction(vault.id) as conn:
-            cur = await conn.execute("SELECT content FROM memvault.turn WHERE vault_id = %s AND session_id = %s "
-                                     "ORDER BY seq DESC LIMIT 1", (vault.id, session_id))
-            before = await cur.fetchone()
-            cur = await conn.execute("SELECT * FROM memvault.append_turns_v2(%s, %s, %s::jsonb)",
-                                     (vault.id, session_id, json.dumps(payload)))
-            rows = await cur.fetchall()
-            ids = [r["turn_id"] for r in rows]
-            previous = [before["content"] if before else None, *(t.content for t in turns[:-1])]
-            items = [
-                WriteItem(content=chunk, said_at=t.said_at, source_kind=ROLE_TO_SOURCE[t.role], kind="chunk",
-                          confidence=0.6, session_id=session_id, turn_ids=(turn_id,),
-                          metadata={"role": t.role, "part": n} if n else {"role": t.role},
-                          context=None if n else turn_context(prev))
-                for t, turn_id, prev in zip(turns, ids, previous, strict=True)
-                for n, chunk in enumerate(chunk_turn(t.content, self.chunking))
-            ]
+            before = await last_turn(conn, vault, session_id)
+            ids, reopened = await archive_turns(conn, vault, session_id, turns)
+            items = self.turn_items(session_id, turns, ids, before)
             results = await self.write.apply(conn, vault, await self.write.prepare(vault, items, conn)) if items else []
-            result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=bool(rows and rows[0]["reopened"]))
+            result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=reopened)
             # The Slow Thinker predicts the next questions in the background (one queued job per session).
             await defer_in(conn, "prefetch_for_turn", {"vault_id": str(vault.id), "session_id": session_id},
                            queue="prefetch", queueing_lock=f"prefetch:{vault.id}:{session_id}")
             if hook is not None:
                 await hook(conn, result)
+            t_commit = time.perf_counter()
+        self.write.clock.add("commit", time.perf_counter() - t_commit)
         return result
+
+    def turn_items(self, session_id: str, turns: Sequence[TurnIn], turn_ids: Sequence[int],
+                   before: str | None) -> list[WriteItem]:
+        """The chunks of ``turns`` as write-track items; ``before`` is the session's turn before them (context)."""
+        previous = [before, *(t.content for t in turns[:-1])]
+        return [
+            WriteItem(content=chunk, said_at=t.said_at, source_kind=ROLE_TO_SOURCE[t.role], kind="chunk",
+                      confidence=0.6, session_id=session_id, turn_ids=(turn_id,),
+                      metadata={"role": t.role, "part": n} if n else {"role": t.role},
+                      context=None if n else turn_context(prev))
+            for t, turn_id, prev in zip(turns, turn_ids, previous, strict=True)
+            for n, chunk in enumerate(chunk_turn(t.content, self.chunking))
+        ]
 
     async def close(self, vault: Vault, session_id: str, *, hook: Hook | None = None) -> CloseResult:
         db = self.services.db
@@ -204,6 +210,25 @@ class SessionTrack:
                                    hint="remove it: text never needs it")
             if t.said_at.tzinfo is None:
                 raise InvalidInput(f"turn {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
+
+
+async def last_turn(conn: psycopg.AsyncConnection, vault: Vault, session_id: str) -> str | None:
+    """The content of the session's latest archived turn (None for a new session)."""
+    cur = await conn.execute("SELECT content FROM memvault.turn WHERE vault_id = %s AND session_id = %s "
+                             "ORDER BY seq DESC LIMIT 1", (vault.id, session_id))
+    row = await cur.fetchone()
+    return row["content"] if row else None
+
+
+async def archive_turns(conn: psycopg.AsyncConnection, vault: Vault, session_id: str,
+                        turns: Sequence[TurnIn]) -> tuple[list[int], bool]:
+    """Archive turns verbatim (the session row is created on its first turn, a closed one reopens); their ids in
+    order, and whether they reopened the session."""
+    payload = [{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns]
+    cur = await conn.execute("SELECT * FROM memvault.append_turns_v2(%s, %s, %s::jsonb)",
+                             (vault.id, session_id, json.dumps(payload)))
+    rows = await cur.fetchall()
+    return [r["turn_id"] for r in rows], bool(rows and rows[0]["reopened"])
 
 
 def turn_context(previous: str | None, words: int = CONTEXT_WORDS) -> str | None:

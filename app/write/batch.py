@@ -1,0 +1,129 @@
+"""Dedup inside a batch: every item of a batch meets the vault as it would after the items before it were written.
+
+The batch's candidates come from one set-based query against the vault as it was before the batch
+(``dedup_candidates_v3``). What earlier items of the same batch did is kept here, in memory: the blocks they
+created, the blocks they merged into (new text, vector, fingerprint and hash) and the blocks they superseded
+(no longer current). Each item's candidates are the vault's rows with those blocks taken out, plus those blocks
+as they now are, ranked and cut exactly as the query ranks and cuts them. So two near-identical items in one batch
+meet the same SKIP / MERGE / SUPERSEDE / CREATE rules as across batches, and a batch leaves the vault as writing its
+items one at a time would (tests/integration/test_write_batch.py compares the two).
+
+The query returns a few more nearest rows than Dedup keeps (``k + spare``): when earlier items changed more of an
+item's nearest blocks than the spare covers, :meth:`BatchDedup.candidates` answers ``None`` and the caller asks
+the vault again for that item alone with a larger k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.write.dedup import Candidate, DedupConfig
+
+CHUNK_KINDS = frozenset({"chunk"})
+CURATED_KINDS = frozenset({"memory", "unit"})
+
+
+def layer_kinds(kind: str) -> frozenset[str]:
+    """The kinds an item of ``kind`` is compared with (dedup_candidates_v3's layers)."""
+    return CHUNK_KINDS if kind == "chunk" else CURATED_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRow:
+    """One row of ``dedup_candidates_v3``: a block near an item (``nearest``) or with its exact hash."""
+
+    block_id: int
+    cosine: float
+    kind: str
+    category: str | None
+    content: str
+    fingerprint: int
+    same_hash: bool
+    nearest: bool
+
+    def candidate(self) -> Candidate:
+        return Candidate(self.block_id, self.cosine, self.kind, self.category, self.content, self.fingerprint,
+                         self.same_hash)
+
+
+@dataclass(slots=True)
+class BatchBlock:
+    """A block as this batch left it: created by an earlier item, merged into, or superseded (not current)."""
+
+    block_id: int
+    kind: str
+    category: str | None
+    content: str
+    embedding: np.ndarray | None
+    fingerprint: int
+    digest: bytes
+    current: bool = True
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine as the database computes it for a candidate (``(1 - (a <=> b))::real``)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    den = float(np.sqrt(np.dot(a64, a64) * np.dot(b64, b64)))
+    return float(np.float32(np.dot(a64, b64) / den)) if den > 0 else float("nan")
+
+
+class BatchDedup:
+    def __init__(self, config: DedupConfig, spare: int) -> None:
+        self.config = config
+        self.spare = spare
+        self.changed: dict[int, BatchBlock] = {}
+
+    @property
+    def fetch_k(self) -> int:
+        """How many nearest rows to ask the vault for, per item."""
+        return self.config.candidates + self.spare
+
+    def candidates(self, kind: str, embedding: np.ndarray, digest: bytes, rows: list[CandidateRow],
+                   fetched_k: int) -> list[Candidate] | None:
+        """The item's candidates as ``dedup_candidates`` would return them after the batch's earlier items,
+        or None when ``rows`` (asked with ``fetched_k``) no longer hold its k nearest current blocks."""
+        cfg = self.config
+        kinds = layer_kinds(kind)
+        nearest = [r for r in rows if r.nearest]
+        near = [r.candidate() for r in nearest if r.block_id not in self.changed]
+        if len(nearest) >= fetched_k and len(near) < cfg.candidates:
+            return None  # earlier items changed blocks this item would have seen: ask the vault again
+        hashed = [r.candidate() for r in rows if r.same_hash and not r.nearest and r.block_id not in self.changed]
+        for b in self.changed.values():
+            if not b.current or b.kind not in kinds or b.embedding is None:
+                continue
+            c = Candidate(b.block_id, cosine(embedding, b.embedding), b.kind, b.category, b.content, b.fingerprint,
+                          b.digest == digest)
+            if c.cosine >= cfg.min_cosine:
+                near.append(c)
+            elif c.same_hash:
+                hashed.append(c)
+        near.sort(key=lambda c: (-c.cosine, c.block_id))
+        kept = near[: cfg.candidates]
+        ids = {c.block_id for c in kept}
+        out = kept + [c for c in near[cfg.candidates:] if c.same_hash and c.block_id not in ids]
+        out += [c for c in hashed if c.block_id not in ids]
+        out.sort(key=lambda c: (-c.cosine, c.block_id))
+        return out
+
+    # --- what the batch's items did -------------------------------------------------------------------------
+
+    def created(self, block: BatchBlock) -> None:
+        self.changed[block.block_id] = block
+
+    def superseded(self, block_id: int) -> None:
+        block = self.changed.get(block_id)
+        if block is None:
+            self.changed[block_id] = BatchBlock(block_id, "", None, "", None, 0, b"", current=False)
+        else:
+            block.current = False
+
+    def merged(self, target: Candidate, content: str, embedding: np.ndarray, fingerprint: int, digest: bytes) -> None:
+        block = self.changed.get(target.block_id)
+        if block is None:
+            self.changed[target.block_id] = BatchBlock(target.block_id, target.kind, target.category, content,
+                                                       embedding, fingerprint, digest)
+        else:
+            block.content, block.embedding, block.fingerprint, block.digest = content, embedding, fingerprint, digest

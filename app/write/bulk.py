@@ -1,0 +1,206 @@
+"""The bulk path: imports and benchmarks through the same write track, in large batches, two stages at once.
+
+``BulkIngest.memories`` and ``BulkIngest.sessions`` cut their input into batches of ``batch_items`` (memories, or
+turns) and write each batch in one transaction, exactly as one ``remember`` / ``append_turns`` call would: every
+gate, one embedding call, one candidate query, Dedup in order (app/write/batch.py), one insert, audit rows and one
+graph job (built later by the worker, as for any write). While a batch is decided and written, the next one is
+screened (normalized, gated, embedded) in a worker thread: the embedder and PostgreSQL then work at the same time.
+The vault's own HNSW index is built when the vault crosses its size (what the worker's job would do within a
+minute), so Dedup stops scanning the vault exactly. ``progress`` is called after each committed batch with the
+number of memories or turns it held (``tqdm``'s ``update`` fits).
+
+Each batch commits on its own: an error (a turn with an unknown role, say) stops the import at that batch and
+leaves the batches before it written; the error says which session. No Slow Thinker prefetch is queued for
+imported sessions (nobody is talking in them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from app.services import Services
+from app.vaults import Vault
+from app.write.items import ItemResult, WriteItem
+from app.write.sessions import SessionTrack, TurnIn, TurnsResult, archive_turns
+from app.write.timing import StageClock
+
+B = TypeVar("B")
+S = TypeVar("S")
+Progress = Callable[[int], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BulkConfig:
+    # Items per batch and transaction. 256 turns of LongMemEval text is ~340 chunks: one embedding call of
+    # ~45k tokens and one candidate query; larger batches hold a transaction (and its locks) longer for little.
+    batch_items: int = 256
+    build_ann_index: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SessionIn:
+    """One session to import: its id and its turns in order (``said_at`` with a time zone)."""
+
+    session_id: str
+    turns: Sequence[TurnIn]
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    session_id: str
+    turns: Sequence[TurnIn]
+    last: bool  # the session's last part in this import (close after it)
+
+
+class BulkIngest:
+    def __init__(self, services: Services, config: BulkConfig = BulkConfig(), *,
+                 clock: StageClock | None = None) -> None:
+        self.services = services
+        self.config = config
+        self.sessions_track = SessionTrack(services, clock=clock)
+        self.write = self.sessions_track.write
+
+    # --- public ---------------------------------------------------------------------------------------------
+
+    async def memories(self, vault: Vault, items: Iterable[WriteItem], *,
+                       progress: Progress | None = None) -> list[ItemResult]:
+        """Remember every item; results in input order (``index`` is the position in ``items``)."""
+        out: list[ItemResult] = []
+
+        def batches() -> Iterator[list[WriteItem]]:
+            batch: list[WriteItem] = []
+            for item in items:
+                batch.append(item)
+                if len(batch) >= self.config.batch_items:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
+
+        async def screen(batch: list[WriteItem]) -> list:
+            return await asyncio.to_thread(self.write.screen, batch, max_items=len(batch))
+
+        async def write(batch: list[WriteItem], prepared: list) -> None:
+            async with self.services.db.transaction(vault.id) as conn:
+                await self.write.decide(vault, prepared, conn)
+                results = await self.write.apply(conn, vault, prepared)
+                t_commit = time.perf_counter()
+            self.write.clock.add("commit", time.perf_counter() - t_commit)
+            base = len(out)
+            out.extend(replace(r, index=base + r.index) for r in results)
+            await self._after_batch(vault, len(batch), progress)
+
+        await _pipelined(batches(), screen, write)
+        return out
+
+    async def sessions(self, vault: Vault, sessions: Iterable[SessionIn], *, close: bool = False,
+                       progress: Progress | None = None) -> list[TurnsResult]:
+        """Archive and write every session's turns (and close each one after its turns when ``close``); one
+        result per session, in input order. With ``close``, a batch holds one session, so blocks are numbered in
+        the order the API path gives them (a session's chunks, then its units and summary)."""
+        out: dict[str, TurnsResult] = {}
+        last_seen: dict[str, str] = {}  # each session's latest turn written by this import (the next one's context)
+
+        async def screen(parts: list[_Part]) -> tuple[list, list[tuple[int, int]]]:
+            fresh = sorted({p.session_id for p in parts} - last_seen.keys())
+            before = dict(last_seen)
+            if fresh:
+                rows = await self.services.db.fetchall(
+                    "SELECT DISTINCT ON (session_id) session_id, content FROM memvault.turn "
+                    "WHERE vault_id = %s AND session_id = ANY(%s) ORDER BY session_id, seq DESC",
+                    (vault.id, fresh), vault_id=vault.id)
+                before.update({r["session_id"]: r["content"] for r in rows})
+            items: list[WriteItem] = []
+            where: list[tuple[int, int]] = []  # each item's (part, turn position)
+            for n, part in enumerate(parts):
+                self.sessions_track._validate(part.turns)
+                made = self.sessions_track.turn_items(part.session_id, part.turns, range(len(part.turns)),
+                                                      before.get(part.session_id))
+                items += made
+                where += [(n, item.turn_ids[0]) for item in made]
+                before[part.session_id] = part.turns[-1].content
+                last_seen[part.session_id] = part.turns[-1].content
+            prepared = await asyncio.to_thread(self.write.screen, items, max_items=len(items))
+            return prepared, where
+
+        async def write(parts: list[_Part], screened: tuple[list, list[tuple[int, int]]]) -> None:
+            prepared, where = screened
+            async with self.services.db.transaction(vault.id) as conn:
+                archived = [await archive_turns(conn, vault, p.session_id, p.turns) for p in parts]
+                ids = [a[0] for a in archived]
+                for p, (n, pos) in zip(prepared, where, strict=True):
+                    p.item = replace(p.item, turn_ids=(ids[n][pos],))
+                await self.write.decide(vault, prepared, conn)
+                results = await self.write.apply(conn, vault, prepared)
+                t_commit = time.perf_counter()
+            self.write.clock.add("commit", time.perf_counter() - t_commit)
+            by_part: dict[int, list[ItemResult]] = {}
+            for r, (n, _) in zip(results, where, strict=True):
+                by_part.setdefault(n, []).append(r)
+            for n, part in enumerate(parts):
+                had = out.get(part.session_id)
+                chunks = [replace(r, index=i) for i, r in enumerate(by_part.get(n, []),
+                                                                    start=len(had.chunks) if had else 0)]
+                out[part.session_id] = TurnsResult(part.session_id, (*(had.turn_ids if had else ()), *ids[n]),
+                                                   (*(had.chunks if had else ()), *chunks),
+                                                   reopened=bool(had and had.reopened) or archived[n][1])
+                if close and part.last:
+                    await self.sessions_track.close(vault, part.session_id)
+            await self._after_batch(vault, sum(len(p.turns) for p in parts), progress)
+
+        await _pipelined(self._session_batches(sessions, one_session=close), screen, write)
+        return list(out.values())
+
+    # --- helpers --------------------------------------------------------------------------------------------
+
+    def _session_batches(self, sessions: Iterable[SessionIn], *, one_session: bool) -> Iterator[list[_Part]]:
+        size = self.config.batch_items
+        batch: list[_Part] = []
+        held = 0
+        for s in sessions:
+            turns = list(s.turns)
+            if not turns:
+                continue
+            for start in range(0, len(turns), size):
+                part = _Part(s.session_id, turns[start:start + size], start + size >= len(turns))
+                if batch and (one_session or held + len(part.turns) > size):
+                    yield batch
+                    batch, held = [], 0
+                batch.append(part)
+                held += len(part.turns)
+            if one_session:
+                yield batch
+                batch, held = [], 0
+        if batch:
+            yield batch
+
+    async def _after_batch(self, vault: Vault, done: int, progress: Progress | None) -> None:
+        if self.config.build_ann_index:
+            from app.db.ann_index import ensure
+
+            await ensure(self.services.db, vault.id)
+        if progress is not None:
+            progress(done)
+
+
+async def _pipelined(batches: Iterator[B], screen: Callable[[B], Awaitable[S]],
+                     write: Callable[[B, S], Awaitable[None]]) -> None:
+    """``write`` each batch in order while the next one is screened."""
+    current = next(batches, None)
+    pending = asyncio.ensure_future(screen(current)) if current is not None else None
+    while current is not None and pending is not None:
+        screened = await pending
+        following = next(batches, None)
+        pending = asyncio.ensure_future(screen(following)) if following is not None else None
+        try:
+            await write(current, screened)
+        except BaseException:
+            if pending is not None:
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
+            raise
+        current = following
