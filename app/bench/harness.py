@@ -130,28 +130,25 @@ async def ensure_graph(services: Services, vault_id) -> None:
 
 async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[Session], *, close: bool,
                           stats: IngestStats) -> dict[str, tuple[int, ...]]:
-    """Every session through the write track (append turns; close it when asked), in date order. Two sessions
-    given one id are two sessions (the second written as ``<id>#2``, see ``distinct_session_ids``).
+    """Every session through the write track's bulk path (app/write/bulk.py), in date order: batches of turns
+    across sessions, or, with ``close``, each session appended then closed (the API path's order of blocks).
+    Two sessions given one id are two sessions (the second written as ``<id>#2``, see ``distinct_session_ids``).
 
     Returns each session's archived turn ids, in turn order.
     """
     from app.bench.data import distinct_session_ids
+    from app.write.bulk import BulkIngest, SessionIn
     from app.write.sessions import TurnIn
 
     sessions = distinct_session_ids(sessions)
-
-    track = services.sessions
-    turn_ids: dict[str, tuple[int, ...]] = {}
+    bulk = BulkIngest(services, sessions=services.sessions)
+    ordered = [SessionIn(s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns])
+               for s in sorted(sessions, key=lambda s: s.date) if s.turns]
     t0 = time.perf_counter()
-    for s in sorted(sessions, key=lambda s: s.date):
-        if not s.turns:
-            continue
-        res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns])
-        turn_ids[s.id] = tuple(res.turn_ids)
-        if close:
-            await track.close(vault, s.id)
-        stats.turns += len(s.turns)
+    results = await bulk.sessions(vault, ordered, close=close)
     stats.seconds += time.perf_counter() - t0
+    stats.turns += sum(len(s.turns) for s in ordered)
+    turn_ids = {r.session_id: tuple(r.turn_ids) for r in results}
     await ensure_ann_index(services, vault.id)  # what the worker would do within a minute (not timed)
     await ensure_rail2(services, vault.id)
     await ensure_graph(services, vault.id)

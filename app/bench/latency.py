@@ -94,11 +94,13 @@ def percentile(xs: list[float], p: float) -> float:
 
 
 async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, float]:
-    """Write memories until the vault holds n; returns (memories, seconds spent writing)."""
-    from app.bench.harness import ensure_ann_index, ensure_rail2
+    """Write memories until the vault holds n, through the write track's bulk path (app/write/bulk.py: batches
+    of ``batch``, the vault's own HNSW index built when it crosses the size, as the worker's build_ann_indexes
+    job would); returns (memories, seconds spent writing)."""
+    from app.bench.harness import ensure_rail2
     from app.bench.runtime import progress
+    from app.write.bulk import BulkConfig, BulkIngest
     from app.write.items import WriteItem
-    from app.write.pipeline import WriteTrack
 
     async def count() -> int:
         row = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE retracted_at IS NULL",
@@ -109,7 +111,7 @@ async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, floa
     if have >= n:
         return have, 0.0
     sentences, _ = await asyncio.to_thread(corpus)
-    track = WriteTrack(services)
+    bulk = BulkIngest(services, BulkConfig(batch_items=batch))
     start = datetime(2024, 1, 1, tzinfo=UTC)
     seconds = 0.0
     bar = progress(n, "ingest", "mem")
@@ -123,17 +125,14 @@ async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, floa
                                    source_kind="user" if i % 2 == 0 else "assistant",
                                    session_id=f"lat-{i // 40}"))
             i += 1
-            if len(chunk) >= min(batch, n - have):
+            if len(chunk) >= n - have:
                 break
         if not chunk:
             break
         t0 = time.perf_counter()
-        results = await track.remember(vault, chunk)
+        results = await bulk.memories(vault, chunk, progress=bar.update)
         seconds += time.perf_counter() - t0
-        await ensure_ann_index(services, vault.id)  # the worker's job, within a minute of crossing the size
-        created = sum(1 for r in results if r.decision == "CREATE")
-        have += created
-        bar.update(created)
+        have += sum(1 for r in results if r.decision == "CREATE")
     bar.close()
     await ensure_rail2(services, vault.id)  # the second rail's worker job (when configured), not timed
     return await count(), seconds

@@ -57,11 +57,13 @@ class _Part:
 
 
 class BulkIngest:
-    def __init__(self, services: Services, config: BulkConfig = BulkConfig(), *,
-                 clock: StageClock | None = None) -> None:
+    def __init__(self, services: Services, config: BulkConfig = BulkConfig(), *, clock: StageClock | None = None,
+                 sessions: SessionTrack | None = None) -> None:
+        """``sessions``: a session track to write through (``services.sessions``, say); else one of its own,
+        timed by ``clock``."""
         self.services = services
         self.config = config
-        self.sessions_track = SessionTrack(services, clock=clock)
+        self.sessions_track = sessions or SessionTrack(services, clock=clock)
         self.write = self.sessions_track.write
 
     # --- public ---------------------------------------------------------------------------------------------
