@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import psycopg
@@ -137,9 +137,12 @@ class SessionTrack:
                            turn_ids=tuple(turns[i]["id"] for i in u.turns if 0 <= i < len(turns)))
                  for u in units]
         if summary:
-            items.append(WriteItem(content=summary, said_at=closed_at, source_kind="assistant", kind="summary",
-                                   category="Topic", confidence=0.6, session_id=session_id,
-                                   metadata={"summary_of": session_id, "segment": segment}))
+            # The summary goes first: Dedup decides a batch's items in order, each against what the items before
+            # it wrote (app/write/batch.py), and a summary must not meet its own session's units (it would merge
+            # into one). The units never meet it (summaries are no Dedup candidates).
+            items.insert(0, WriteItem(content=summary, said_at=closed_at, source_kind="assistant", kind="summary",
+                                      category="Topic", confidence=0.6, session_id=session_id,
+                                      metadata={"summary_of": session_id, "segment": segment}))
         topics = sorted({u.text for u in units if u.category == "Topic"})
         thread_map = await self._thread_map(vault, session_id, topics)
         through = turns[-1]["seq"] if turns else session["turn_count"]
@@ -152,8 +155,9 @@ class SessionTrack:
                 raise Conflict(f"session {session_id!r} is already closed", hint="it was closed meanwhile")
             if hook is not None:
                 await hook(conn, results)
-        unit_results = tuple(r for r in results if r.index < len(units))
-        summary_block = next((r.block_id for r in results if r.index == len(units)), None)
+        first = 1 if summary else 0
+        unit_results = tuple(replace(r, index=r.index - first) for r in results if r.index >= first)
+        summary_block = next((r.block_id for r in results if r.index == 0), None) if summary else None
         return CloseResult(session_id, unit_results, summary_block, len(summary.split()), thread_map, segment)
 
     async def close_pending(self, vault: Vault, session_id: str) -> CloseResult | None:
