@@ -74,7 +74,12 @@ async def snapshot(services, vault) -> dict[str, list]:
     sources = await db.fetchall("SELECT * FROM memvault.block_source WHERE vault_id = %s", (vault.id,))
     out["sources"] = sorted((bid[s["block_id"]], tid.get(s["turn_id"]), s["session_id"], s["source_kind"],
                              s["said_at"], s["decision"]) for s in sources)
-    audit = await db.fetchall("SELECT * FROM memvault.audit_log WHERE vault_id = %s", (vault.id,))
+    archived = await db.fetchall("SELECT session_id, seq, role, content, said_at FROM memvault.turn "
+                                 "WHERE vault_id = %s ORDER BY session_id, seq", (vault.id,))
+    out["turns"] = [tuple(t.values()) for t in archived]
+    # Every audit row but the turn archive's own, which is one per call that archives turns (a batch is one).
+    audit = await db.fetchall("SELECT * FROM memvault.audit_log WHERE vault_id = %s "
+                              "AND action <> 'session.append_turns'", (vault.id,))
     out["audit"] = sorted((a["action"], bid.get(a["block_id"]), a["rule"], a["ruleset_version"],
                            bid.get(a["detail"].get("related_block_id")),
                            ids(repr(sorted((k, v) for k, v in a["detail"].items() if k != "related_block_id"))))
