@@ -1,16 +1,15 @@
-"""The report's markdown and plots from canned results (no database), and the ingest stage timer."""
+"""The report's markdown and plots from canned results (no database), and the write track's stage clock."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
-from app.bench.ingest import StageTimer
 from app.bench.locomo import summarize as locomo_summary
 from app.bench.longmemeval import summarize as lme_summary
 from app.bench.harness import IngestStats
 from app.bench.plots import lme_curves, locomo_curve, write_plots
 from app.bench.report import render
+from app.write.timing import StageClock
 
 
 def _lme_details():
@@ -59,16 +58,12 @@ def test_render_and_plots(tmp_path):
     assert "img/longmemeval_recall_at_k.png" in md
 
 
-def test_stage_timer_nesting():
-    timer = StageTimer()
-    inner = timer.wrap("inner", lambda: time.sleep(0.3))
-
-    async def outer_body():
-        inner()
-        await asyncio.sleep(0.01)
-
-    outer = timer.wrap("outer", outer_body)
-    asyncio.run(outer())
-    assert timer.seconds["inner"] >= 0.3
-    assert 0.005 <= timer.seconds["outer"] < 0.25  # its own sleep only, not the inner call's
-    assert timer.calls == {"inner": 1, "outer": 1}
+def test_stage_clock_adds_up_each_stage():
+    clock = StageClock()
+    with clock("embed"):
+        time.sleep(0.05)
+    with clock("embed"):
+        pass
+    clock.add("commit", 0.25)
+    assert 0.05 <= clock.seconds["embed"] < 0.2 and clock.seconds["commit"] == 0.25
+    assert clock.calls == {"embed": 2, "commit": 1}
