@@ -174,7 +174,8 @@ class ReadTrack:
         if timeframe is not None:  # stage 1 measures age from the time the question names
             scoring = replace(scoring, **timeframe.params())
         elif asks_when(query):  # when something happened: an event's time, not the latest state of things
-            scoring = replace(scoring, recency_w=scoring.when_recency_w, decay_w=scoring.when_decay_w)
+            scoring = replace(scoring, recency_w=scoring.when_recency_w, decay_w=scoring.when_decay_w,
+                              dated_w=scoring.when_dated_w)
         thinking = options.thinking or profile.thinking
         funnel_on = cfg.funnel.enabled if options.funnel is None else options.funnel
         return RecallContext(

@@ -132,7 +132,8 @@ CREATE OR REPLACE FUNCTION memvault.semantic_boost_v1(p_cosine double precision,
 -- text to show (frozen blocks give their digest only), the eight stage multipliers keyed by stage name (a json
 -- object in pipeline order: v2; v1 gave them as an array whose positions Python had to know), and each
 -- candidate's nearest better-scored neighbour (for the formatter's near-duplicate collapse).
--- p_cfg keys: recency_w, recency_tau_days, window_start, window_end, window_w, window_tau_days, importance_base,
+-- p_cfg keys: recency_w, recency_tau_days, window_start, window_end, window_w, window_tau_days, window_reach_days,
+-- dated_w, importance_base,
 -- importance_w, trust_w, feedback_w, feedback_scale, length_w, length_center, decay_w, decay_shape, half_life_core/hot/warm/cold, conf_core/hot/warm,
 -- access_stretch_max, ppr_w, semantic_w, min_score, noise_tags, dedup_cos, dedup_factor, dedup_window.
 CREATE OR REPLACE FUNCTION memvault.score_candidates_v2(
@@ -165,6 +166,7 @@ BEGIN
                coalesce((p_cfg ->> 'window_w')::float8, 0.5) AS window_w,
                coalesce((p_cfg ->> 'window_tau_days')::float8, 7) AS window_tau,
                coalesce((p_cfg ->> 'window_reach_days')::float8, 14) AS window_reach,
+               coalesce((p_cfg ->> 'dated_w')::float8, 0) AS dated_w,
                coalesce((p_cfg ->> 'importance_base')::float8, 0.7) AS imp_base,
                coalesce((p_cfg ->> 'importance_w')::float8, 0.3) AS imp_w,
                coalesce((p_cfg ->> 'trust_w')::float8, 0.3) AS trust_w,
@@ -234,9 +236,15 @@ BEGIN
         SELECT v.*, ARRAY[
                    -- 1. A timeframe no candidate comes within window_reach days of cannot be read against
                    -- these memories (a date before any of them, a frame misread): plain recency then.
+                   -- dated_w (set for questions about when something happened): x (1 + dated_w) for a memory
+                   -- that names a date or time ("yesterday", "last Friday", "in 2019"), where an event's time is
                    CASE WHEN cfg.window_start IS NULL OR v.win_nearest > cfg.window_reach            -- 1
                         THEN memvault.recency_boost_v1(v.age_days, cfg.recency_w, cfg.recency_tau)
-                        ELSE memvault.recency_boost_v1(v.win_days, cfg.window_w, cfg.window_tau) END,
+                        ELSE memvault.recency_boost_v1(v.win_days, cfg.window_w, cfg.window_tau) END
+                   * CASE WHEN cfg.dated_w > 0 AND jsonb_typeof(v.norm_spans) = 'array' AND EXISTS (
+                              SELECT 1 FROM jsonb_array_elements(v.norm_spans) sp
+                               WHERE sp ->> 'kind' IN ('date', 'datetime'))
+                          THEN 1 + cfg.dated_w ELSE 1 END,
                    memvault.importance_weight_v1(v.confidence, cfg.imp_base, cfg.imp_w),          -- 2
                    memvault.trust_boost_v1(v.trust_score, cfg.trust_w),                            -- 3
                    memvault.feedback_boost_v1(v.feedback_up, v.feedback_down, cfg.fb_w, cfg.fb_scale), -- 4

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
 from app.read.config import ScoringConfig
 from app.write.sessions import SessionTrack, TurnIn
 
@@ -16,7 +18,7 @@ TURNS = [("s-talk", datetime(2023, 6, 9, 14, 0, tzinfo=UTC), "Caroline: I gave a
          ("s-later", datetime(2023, 7, 20, 10, 0, tzinfo=UTC), "Caroline: I gave a talk at the library.")]
 
 
-async def _stage1(services, vault, window: tuple[str, str] | None) -> dict[str, float]:
+async def _stage1(services, vault, window: tuple[str, str] | None, **extra: float) -> dict[str, float]:
     track = SessionTrack(services)
     rows = await services.db.fetchall("SELECT id, session_id FROM memvault.block WHERE vault_id = %s AND kind = "
                                       "'chunk'", (vault.id,), vault_id=vault.id)
@@ -28,6 +30,7 @@ async def _stage1(services, vault, window: tuple[str, str] | None) -> dict[str, 
     cfg = ScoringConfig().params()
     if window:
         cfg.update(window_start=window[0], window_end=window[1])
+    cfg.update(extra)
     qvec = services.embedder.embed_query("When did Caroline give a talk?")
     async with services.db.transaction(vault.id) as conn:
         cur = await conn.execute("SELECT id, factors FROM memvault.score_candidates_v1(%s, %s, %s, %s, NULL, "
@@ -50,3 +53,10 @@ async def test_a_window_no_memory_is_near_changes_nothing(services, vault):
     plain = await _stage1(services, vault, None)
     far = await _stage1(services, vault, ("2019-07-01T00:00:00+00:00", "2019-07-02T00:00:00+00:00"))
     assert far == plain  # "4 years ago": no memory is from then, so recency ranks as without a frame
+
+
+async def test_a_when_question_prefers_memories_that_say_when(services, vault):
+    plain = await _stage1(services, vault, None)
+    dated = await _stage1(services, vault, None, dated_w=0.5)
+    assert dated["s-talk"] == pytest.approx(plain["s-talk"] * 1.5)  # "last week": it names a time
+    assert dated["s-later"] == plain["s-later"]  # names none
