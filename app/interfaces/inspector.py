@@ -21,6 +21,7 @@ from litestar import Controller, Response, get
 from litestar.enums import MediaType
 from pydantic import ValidationError
 
+from app.auth import Principal
 from app.errors import InvalidInput, MemvaultError, field_problems
 from app.read.api import RecallIn
 from app.services import Services
@@ -78,10 +79,12 @@ class InspectorController(Controller):
     path = "/inspect"
     include_in_schema = False
 
-    @get("/")
-    async def index(self, services: Services) -> Response:
+    @get("/", opt={"cross_vault": "filter"})  # the vaults the key may see (app.api.guard)
+    async def index(self, services: Services, principal: Principal) -> Response:
         rows = []
         for v in await list_vaults(services.db):
+            if not principal.may_see(v.name):
+                continue
             o = await _overview(services, v)
             rows.append([f"<td><a href='/inspect/{_e(v.name)}'>{_e(v.name)}</a></td>",
                          *(_td(o.get(k), num=True) for k in ("memories", "sessions", "turns", "entities", "triples")),

@@ -38,6 +38,7 @@ from app.write.schemas import FeedbackIn, MemoryIn, TurnsIn
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+    from starlette.types import ASGIApp
 
     from app.auth import Principal
     from app.services import Services
@@ -249,7 +250,7 @@ async def serve_stdio(services: Services, default_vault: str | None, principal: 
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def http_app(services: Services, default_vault: str | None, *, host: str = "127.0.0.1") -> Starlette:
+def http_app(services: Services, default_vault: str | None, *, host: str = "127.0.0.1") -> ASGIApp:
     """The streamable HTTP transport as an ASGI app (``/mcp``). Its lifespan runs the SDK's session manager.
     Each tool call acts with the API key its HTTP request carries (``Authorization: Bearer`` or ``X-API-Key``),
     checked as the REST API checks it."""
@@ -260,4 +261,28 @@ def http_app(services: Services, default_vault: str | None, *, host: str = "127.
         return MemvaultTools(services, default_vault,
                              await authenticate(services.db, presented_key(ctx.request) if ctx.request else None))
 
-    return build_server(tools_for, default_vault).streamable_http_app(host=host)
+    return _keys_required(build_server(tools_for, default_vault).streamable_http_app(host=host), services)
+
+
+def _keys_required(app: Starlette, services: Services) -> ASGIApp:
+    """ASGI wrapper: an HTTP request without a valid API key is answered 401 (WWW-Authenticate, the REST API's
+    error body) before the MCP session sees it; the lifespan passes through."""
+    from types import SimpleNamespace
+
+    from starlette.datastructures import Headers
+    from starlette.responses import JSONResponse
+
+    from app.api.guard import presented_key
+    from app.auth import authenticate
+
+    async def asgi(scope, receive, send) -> None:
+        if scope["type"] == "http":
+            try:
+                await authenticate(services.db, presented_key(SimpleNamespace(headers=Headers(scope=scope))))
+            except MemvaultError as exc:
+                body = {"error": type(exc).__name__, "detail": exc.message, "hint": exc.hint}
+                await JSONResponse(body, status_code=exc.status, headers=exc.headers)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return asgi

@@ -66,6 +66,8 @@ async def test_scope_and_vault_decide_403(anon, services, vault) -> None:
     assert r.status_code == 403 and "bound to vault 'test-vault'" in r.json()["detail"]
     listed = await anon.get("/v1/vaults", headers=_bearer(read))
     assert [v["name"] for v in listed.json()["items"]] == [vault.name]
+    page = await anon.get("/inspect", headers=_bearer(read))  # the inspector lists what the key may see
+    assert page.status_code == 200 and f">{vault.name}<" in page.text and other.name not in page.text
     r = await anon.post("/v1/vaults", json={"name": "mine"}, headers=_bearer(write))
     assert r.status_code == 403 and "across vaults" in r.json()["detail"]
     everywhere, _ = await create_key(services.db, scope="write")
@@ -196,14 +198,21 @@ async def test_mcp_and_hooks_act_with_a_key(services, vault) -> None:
 
 
 async def test_mcp_over_http_checks_each_requests_key(services, vault, admin_key) -> None:
-    from tests.integration.test_mcp import http_session
+    import httpx
 
-    async with http_session(services, vault.name, None) as session:
-        await session.initialize()
-        refused = await session.call_tool("recall", {"query": "anything"})
-        assert refused.is_error and "API key is required" in refused.content[0].text
-    wrong = admin_key[:-1] + ("a" if admin_key[-1] != "a" else "b")
-    async with http_session(services, vault.name, wrong) as session:
-        await session.initialize()
-        refused = await session.call_tool("recall", {"query": "anything"})
-        assert refused.is_error and "wrong secret" in refused.content[0].text
+    from app.interfaces.mcp import MemvaultTools, http_app
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "1"}}}
+    transport = httpx.ASGITransport(app=http_app(services, vault.name))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        wrong = admin_key[:-1] + ("a" if admin_key[-1] != "a" else "b")
+        for headers, says in (({}, "API key is required"), ({"Authorization": f"Bearer {wrong}"}, "wrong secret")):
+            r = await http.post("/mcp", json=initialize, headers={**headers, "Accept": "application/json, "
+                                                                                        "text/event-stream"})
+            assert r.status_code == 401 and says in r.json()["detail"] and "www-authenticate" in r.headers
+    # past the door, each call still acts as its key (a read key cannot remember)
+    read, _ = await create_key(services.db, scope="read", vault=vault.name)
+    tools = MemvaultTools(services, vault.name, await authenticate(services.db, read))
+    assert (await tools.call("remember", {"content": "I like tea."})).is_error
