@@ -21,4 +21,6 @@ USER memvault
 
 EXPOSE 8420
 # MEMVAULT_DATABASE_URL (set by compose.yaml) points at the db service; no embedded server is built here.
-CMD ["sh", "-c", "memvault migrate && exec memvault serve"]
+# --local-key: the first start makes an admin API key in the data volume (0600) and prints where; the API binds
+# 0.0.0.0 inside the container, which memvault refuses while no key exists.
+CMD ["sh", "-c", "memvault migrate && exec memvault serve --local-key"]

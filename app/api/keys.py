@@ -10,6 +10,7 @@ from litestar import Controller, delete, get, post
 from pydantic import BaseModel, ConfigDict, Field
 
 from app import keys
+from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
 from app.auth import Principal
 from app.services import Services
 
@@ -54,9 +55,16 @@ class KeyController(Controller):
                                           by=principal)
         return KeyCreated(**_out(info).model_dump(), key=key)
 
-    @get("/", summary="List API keys (never the keys themselves)")
-    async def list(self, services: Services, principal: Principal) -> list[KeyOut]:
-        return [_out(k) for k in await keys.list_keys(services.db, by=principal)]
+    @get("/", summary="List API keys, newest first (never the keys themselves; a cursor page)")
+    async def list(self, services: Services, principal: Principal, limit: int = limit_param(100),
+                   cursor: str | None = CURSOR) -> Page[KeyOut]:
+        after = decode_cursor("keys", cursor)
+        found = await keys.list_keys(services.db, by=principal)  # a deployment has a handful of keys
+        if after:  # keyset on (created_at descending, id), the order of memvault.api_key_list_v1
+            at = datetime.fromisoformat(after[0])
+            found = [k for k in found if k.created_at < at or (k.created_at == at and k.id > after[1])]
+        return page("keys", [{"k": k} for k in found[:limit + 1]], limit,
+                    lambda r: [r["k"].created_at.isoformat(), r["k"].id], lambda r: _out(r["k"]))
 
     @delete("/{key_id:str}", summary="Revoke an API key (refused from the next request on)", status_code=200)
     async def revoke(self, key_id: str, services: Services, principal: Principal) -> KeyOut:

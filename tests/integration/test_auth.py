@@ -81,9 +81,12 @@ async def test_keys_api_creates_lists_and_revokes(anon, client, services, vault)
     made = r.json()
     assert made["key"].startswith(f"mvk_{made['id']}_") and made["vault"] == vault.name
     assert (await anon.get(f"/v1/vaults/{vault.name}", headers=_bearer(made["key"]))).status_code == 200
-    listed = (await client.get("/v1/keys")).json()
+    listed = (await client.get("/v1/keys")).json()["items"]
     assert made["id"] in [k["id"] for k in listed]
     assert all("key" not in k and "key_hash" not in k for k in listed)
+    first = (await client.get("/v1/keys", params={"limit": 1})).json()
+    second = (await client.get("/v1/keys", params={"limit": 1, "cursor": first["next_cursor"]})).json()
+    assert [k["id"] for k in first["items"] + second["items"]] == [k["id"] for k in listed][:2]
     # a vault-bound key may not manage keys, nor a write key
     assert (await anon.get("/v1/keys", headers=_bearer(made["key"]))).status_code == 403
     assert (await client.post("/v1/keys", json={"scope": "root"})).status_code == 422
@@ -103,7 +106,8 @@ async def test_vault_admin_key_manages_only_its_vault(anon, services, vault) -> 
     assert (await anon.post("/v1/keys", json={"scope": "read"}, headers=_bearer(admin))).status_code == 403
     r = await anon.post("/v1/keys", json={"scope": "read", "vault": other.name}, headers=_bearer(admin))
     assert r.status_code == 403
-    assert {k["vault"] for k in (await anon.get("/v1/keys", headers=_bearer(admin))).json()} == {vault.name}
+    listed = (await anon.get("/v1/keys", headers=_bearer(admin))).json()["items"]
+    assert {k["vault"] for k in listed} == {vault.name}
     assert (await anon.delete(f"/v1/keys/{foreign_info.id}", headers=_bearer(admin))).status_code == 404
 
 

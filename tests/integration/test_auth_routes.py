@@ -146,4 +146,4 @@ async def test_every_route_refuses_who_may_not(services, db_url, world) -> None:
         listed = await anon.get("/v1/vaults", headers={"Authorization": f"Bearer {keys['write_b']}"})
         assert [v["name"] for v in listed.json()["items"]] == ["vault-b"]
         listed = await anon.get("/v1/keys", headers={"Authorization": f"Bearer {keys['admin_b']}"})
-        assert {k["vault"] for k in listed.json()} == {"vault-b"}
+        assert {k["vault"] for k in listed.json()["items"]} == {"vault-b"}
