@@ -39,6 +39,7 @@ _COMMAND_MODULES = (
     "app.interfaces.people",
     "app.importers.commands",
     "app.safety.commands",
+    "app.portability.commands",
     "app.bench.commands",
 )
 

@@ -64,6 +64,12 @@ class Conflict(MemvaultError):
     status = 409
 
 
+class Gone(MemvaultError):
+    """It existed and was deleted (a soft-deleted vault)."""
+
+    status = 410
+
+
 class InvalidInput(MemvaultError):
     """Bad client input. ``fields``: each field that failed, as ``{"field": ..., "message": ...}``."""
 

@@ -109,6 +109,9 @@ class Settings(BaseSettings):
     worker_concurrency: int = 2
     max_content_chars: int = 20_000
     max_batch_items: int = 500
+    max_body_bytes: int = Field(default=12_000_000, description="Largest request body (413 beyond); a full batch of "
+                                "max_batch_items memories of max_content_chars fits.")
+    max_import_bytes: int = Field(default=2_000_000_000, description="Largest body of POST /v1/vaults/{v}/import.")
     session_idle_close_s: int = 1800
 
     @property

@@ -7,9 +7,9 @@ from datetime import datetime
 from uuid import UUID
 
 from app.db.connector import Database
-from app.errors import Conflict, InvalidInput, NotFound
-
 import re
+
+from app.errors import Conflict, Gone, InvalidInput, NotFound
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
@@ -20,29 +20,43 @@ class Vault:
     name: str
     graph_name: str
     created_at: datetime
+    deleted_at: datetime | None = None
 
 
 def _vault(row: dict) -> Vault:
-    return Vault(id=row["id"], name=row["name"], graph_name=row["graph_name"], created_at=row["created_at"])
+    return Vault(id=row["id"], name=row["name"], graph_name=row["graph_name"], created_at=row["created_at"],
+                 deleted_at=row.get("deleted_at"))
+
+
+def check_name(name: str) -> str:
+    if not _NAME.fullmatch(name):
+        raise InvalidInput(f"invalid vault name {name[:80]!r}",
+                           hint="1-63 characters: letters, digits, '_', '.', '-'; starting with a letter or digit")
+    return name
 
 
 async def create_vault(db: Database, name: str) -> Vault:
-    if not _NAME.match(name):
-        raise InvalidInput(f"invalid vault name {name!r}",
-                           hint="1-63 characters: letters, digits, '_', '.', '-'; starting with a letter or digit")
+    check_name(name)
     try:
         row = await db.fetchone("SELECT * FROM memvault.create_vault_v1(%s)", (name,))
     except Conflict as exc:
-        raise Conflict(f"vault {name!r} already exists", hint="choose another name or use the existing vault") from exc
+        raise Conflict(f"vault {name!r} already exists", hint="choose another name or use the existing vault (a "
+                       "deleted vault keeps its name until it is purged: DELETE /v1/vaults/NAME?purge=true)") from exc
     assert row is not None
     return _vault(row)
 
 
-async def get_vault(db: Database, name: str) -> Vault:
+async def get_vault(db: Database, name: str, *, deleted: bool = False) -> Vault:
+    """The vault of this name; a soft-deleted one is refused (410) unless ``deleted`` (purge, restore)."""
     row = await db.fetchone("SELECT * FROM memvault.vault WHERE name = %s", (name,))
     if row is None:
         raise NotFound(f"unknown vault {name!r}", hint="create it first: POST /v1/vaults {\"name\": ...}")
-    return _vault(row)
+    vault = _vault(row)
+    if vault.deleted_at is not None and not deleted:
+        raise Gone(f"vault {name!r} was deleted at {vault.deleted_at.isoformat()}",
+                   hint="it refuses use; purge it to erase it (DELETE /v1/vaults/NAME?purge=true, or "
+                        "`memvault purge --vault NAME`), which also frees the name")
+    return vault
 
 
 async def get_or_create_vault(db: Database, name: str) -> Vault:
@@ -54,17 +68,33 @@ async def get_or_create_vault(db: Database, name: str) -> Vault:
 
 
 async def list_vaults(db: Database, *, after: str | None = None, limit: int | None = None) -> list[Vault]:
-    """By name; ``after`` / ``limit``: one page of them (keyset on the name)."""
-    rows = await db.fetchall("SELECT * FROM memvault.vault WHERE %(after)s::text IS NULL OR name > %(after)s "
+    """By name, those in use (soft-deleted ones are left out); ``after`` / ``limit``: one page of them (keyset on
+    the name)."""
+    rows = await db.fetchall("SELECT * FROM memvault.vault WHERE deleted_at IS NULL "
+                             "AND (%(after)s::text IS NULL OR name > %(after)s) "
                              "ORDER BY name LIMIT %(limit)s", {"after": after, "limit": limit})
     return [_vault(r) for r in rows]
 
 
-async def drop_vault(db: Database, name: str) -> None:
-    """Drop the vault and everything in it; then its own HNSW index, if it had one (concurrently, after the
-    deletion has committed: dropping it inside would lock the block table for every vault meanwhile)."""
+async def soft_delete_vault(db: Database, name: str) -> Vault:
+    """Mark the vault deleted: it refuses use from now on and keeps everything (``purge_vault`` erases it)."""
+    vault = await get_vault(db, name)
+    await db.fetchone("SELECT memvault.soft_delete_vault_v1(%s) AS at", (vault.id,))
+    return vault
+
+
+async def purge_vault(db: Database, name: str) -> dict:
+    """Erase the vault (deleted or not): its graph, every row keyed by it, its queued jobs; its audit rows stay,
+    redacted (sql/idempotent/095-erasure.sql). Then its own HNSW index, if it had one (concurrently, after the
+    purge has committed: dropping it inside would lock the block table for every vault meanwhile)."""
     from app.db.ann_index import drop_index
 
-    vault = await get_vault(db, name)
-    await db.fetchone("SELECT memvault.drop_vault_v1(%s) AS dropped", (vault.id,))
+    vault = await get_vault(db, name, deleted=True)
+    row = await db.fetchone("SELECT memvault.purge_vault_v1(%s) AS purged", (vault.id,))
     await drop_index(db, vault.id)
+    return (row or {}).get("purged") or {}
+
+
+async def drop_vault(db: Database, name: str) -> None:
+    """Erase the vault and everything in it (benchmarks and tests that start over): ``purge_vault``."""
+    await purge_vault(db, name)

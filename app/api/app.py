@@ -27,6 +27,7 @@ _CONTROLLERS = (
     "app.read.api:RecallController",
     "app.api.browse:SessionListController",
     "app.api.browse:EntityController",
+    "app.portability.api:PortabilityController",
     "app.interfaces.inspector:InspectorController",
     "app.background.api:DreamController",
     "app.background.api:ReviewController",
@@ -84,5 +85,6 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             openapi_router=Router("/docs", route_handlers=[], include_in_schema=False, opt={"public": True}),
             render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
         ),
+        request_max_body_size=settings.max_body_bytes,
         debug=False,
     )

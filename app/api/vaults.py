@@ -1,4 +1,4 @@
-"""``/v1/vaults``: create, list, inspect and purge vaults."""
+"""``/v1/vaults``: create, list, inspect, delete (soft) and purge (hard) vaults."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from datetime import datetime
 from uuid import UUID
 
 from litestar import Controller, delete, get, post
+from litestar.params import Parameter
 from pydantic import BaseModel, Field
 
 from app import vaults
@@ -25,6 +26,10 @@ class VaultOut(BaseModel):
     name: str
     graph_name: str
     created_at: datetime
+
+
+PURGE = Parameter(query="purge", default=False, required=False,
+                  description="true: erase for good instead of marking deleted (needs an admin key)")
 
 
 def _out(v: vaults.Vault) -> VaultOut:
@@ -58,7 +63,12 @@ class VaultController(Controller):
     async def show(self, vault: str, services: Services) -> VaultOut:
         return _out(await vaults.get_vault(services.db, vault))
 
-    @delete("/{vault:str}", summary="Purge a vault: its memories, graph and logs (audit entries stay)",
-            opt={"scope": "admin"})
-    async def purge(self, vault: str, services: Services) -> None:
-        await vaults.drop_vault(services.db, vault)
+    @delete("/{vault:str}", summary="Delete a vault: soft by default (it refuses use, everything is kept); "
+            "?purge=true erases it: memories, history, turns, graph, logs, caches and queued jobs (audit rows stay, "
+            "redacted)", opt={"scope": "admin"})
+    async def remove(self, vault: str, services: Services, purge: bool = PURGE) -> None:
+        if purge:
+            await vaults.purge_vault(services.db, vault)
+        else:
+            await vaults.soft_delete_vault(services.db, vault)
+

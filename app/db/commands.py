@@ -6,6 +6,7 @@ import argparse
 import os
 import shutil
 import sys
+from pathlib import Path
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +29,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     psql.add_argument("args", nargs=argparse.REMAINDER)
     psql.set_defaults(func=_psql)
+    dump = actions.add_parser("dump", help="pg_dump -Fc of the whole database (graphs, jobs and logs included)")
+    dump.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    dump.set_defaults(func=_dump)
+    restore = actions.add_parser("restore", help="pg_restore a dump into a new database on the same server "
+                                                 "(then point MEMVAULT_DB_NAME or the URL at it)")
+    restore.add_argument("file", type=Path)
+    restore.add_argument("--db", required=True, metavar="NAME", help="the new database (must not exist)")
+    restore.set_defaults(func=_restore)
 
 
 def _settings():
@@ -104,3 +113,23 @@ def _psql(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     os.execvp(argv[0], argv)
     return 1  # not reached
+
+
+def _dump(args: argparse.Namespace) -> int:
+    from app.db.backup import dump
+    from app.services import database_url
+
+    settings = _settings()
+    size = dump(settings, database_url(settings), args.output)
+    print(f"dumped to {args.output} ({size / 1e6:.1f} MB); restore with `memvault db restore {args.output} --db NAME`")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from app.db.backup import restore
+    from app.services import database_url
+
+    settings = _settings()
+    url = restore(settings, args.file, database_url(settings), args.db)
+    print(f"restored into {url}")
+    return 0

@@ -53,6 +53,7 @@ vault = Table(
     Column("graph_name", Text, nullable=False, unique=True),
     Column("created_at", TZ, nullable=False),
     Column("settings", JSONB, nullable=False),
+    Column("deleted_at", TZ),
 )
 
 api_key = Table(

@@ -14,7 +14,7 @@ from app.services import Services
 from app.vaults import get_vault
 from app.write import idempotency
 from app.write.items import WriteItem
-from app.write.memories import get_memory, retract_memory
+from app.write.memories import get_memory, purge_memory, retract_memory
 from app.api import browse
 from app.api.errors import ERROR_RESPONSES
 from app.api.pagination import CURSOR, Page, limit_param
@@ -118,9 +118,17 @@ class MemoryController(Controller):
         row = await get_memory(services, v, block_id)
         return MemoryOut.model_validate(row)
 
-    @delete("/{block_id:int}", summary="Delete (retract) a memory: it stops being recalled; its record stays")
-    async def remove(self, vault: str, block_id: int, services: Services) -> None:
-        await retract_memory(services, await get_vault(services.db, vault), block_id)
+    @delete("/{block_id:int}", summary="Delete a memory: soft by default (retracted: no longer recalled or "
+            "listed, kept in its history); ?purge=true erases it with the turns it was said in and every copy",
+            opt={"scope": "write", "purge_scope": "admin"})
+    async def remove(self, vault: str, block_id: int, services: Services,
+                     purge: bool = Parameter(query="purge", default=False, required=False,
+                                             description="true: erase for good (needs an admin key)")) -> None:
+        v = await get_vault(services.db, vault)
+        if purge:
+            await purge_memory(services, v, block_id)
+        else:
+            await retract_memory(services, v, block_id)
 
 
 class SessionController(Controller):

@@ -1,4 +1,5 @@
-"""Reading one memory with its history and sources; retracting it (DELETE keeps the record)."""
+"""Reading one memory with its history and sources; retracting it (DELETE keeps the record); purging it
+(DELETE ?purge=true erases it and every copy of what it said: sql/idempotent/095-erasure.sql)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,11 @@ async def feedback_memory(services: Services, vault: Vault, block_id: int, signa
     return await services.db.fetchone("SELECT * FROM memvault.block_feedback_v1(%s, %s, %s, %s, %s)",
                                       (vault.id, block_id, signal, actor or current_actor.get() or "api", note),
                                       vault_id=vault.id)
+
+
+async def purge_memory(services: Services, vault: Vault, block_id: int) -> dict:
+    """Erase a memory, retracted or not, with the turns it was said in and everything derived from them."""
+    row = await services.db.fetchone("SELECT memvault.purge_block_v1(%s, %s) AS purged", (vault.id, block_id))
+    if row is None or row["purged"] is None:
+        raise NotFound(f"no memory {block_id} in vault {vault.name!r}", hint="it does not exist or was purged")
+    return row["purged"]
