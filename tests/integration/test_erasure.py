@@ -71,7 +71,7 @@ async def test_soft_delete_is_the_default_and_purge_erases(client, services) -> 
     assert (await client.get("/v1/vaults/alice")).status_code == 410
     r = await client.post("/v1/vaults/alice/memories", json={"content": "still here?"})
     assert r.status_code == 410 and "purge" in r.json()["hint"]
-    assert "alice" not in [v["name"] for v in (await client.get("/v1/vaults")).json()]
+    assert "alice" not in [v["name"] for v in (await client.get("/v1/vaults")).json()["items"]]
     assert (await client.post("/v1/vaults", json={"name": "alice"})).status_code == 409
     assert (await residue(services, marker)).keys() == found.keys()
 
