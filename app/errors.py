@@ -35,7 +35,10 @@ class DatabaseError(MemvaultError):
 
 
 class DatabaseUnavailable(DatabaseError):
+    """The database cannot be reached now (a restart, a network cut, no free connection): retry shortly."""
+
     status = 503
+    headers = {"Retry-After": "2"}  # a pause, not a fault: when to come back
 
 
 class MissingExtension(DatabaseError):

@@ -18,11 +18,18 @@ async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
     from app.worker.app import app as jobs_app
     from app.worker.context import bind_services
 
+    from app.worker.stalled import retry_stalled_jobs
+
     bind_services(services)
+    settings = services.settings
     with jobs_app.replace_connector(connector_for(url)) as app:
         async with app.open_async():
+            # The jobs of a worker that died mid-job (its heartbeat stopped) run again; then every minute.
+            await retry_stalled_jobs(app.job_manager, seconds_since_heartbeat=settings.worker_stalled_s)
             await app.run_worker_async(concurrency=concurrency, install_signal_handlers=False,
-                                       name="memvault-worker", worker_middleware=[act_as_job])
+                                       name="memvault-worker", worker_middleware=[act_as_job],
+                                       update_heartbeat_interval=settings.worker_heartbeat_s,
+                                       stalled_worker_timeout=settings.worker_stalled_s)
 
 
 def is_loopback(host: str) -> bool:

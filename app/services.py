@@ -64,7 +64,7 @@ class Services:
 
         settings = settings or get_settings()
         db = Database(url or database_url(settings), min_size=settings.pool_min_size,
-                      max_size=settings.pool_max_size)
+                      max_size=settings.pool_max_size, timeout=settings.pool_timeout_s)
         await db.open()
         try:
             embedder = get_embedder(settings)

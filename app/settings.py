@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     )
     pool_min_size: int = 1
     pool_max_size: int = 10
+    pool_timeout_s: float = Field(default=10.0, description="How long a request waits for a database connection "
+                                  "before it is answered 503 with Retry-After (an outage, or every connection busy).")
 
     # --- models ---------------------------------------------------------------------------------
     embedder: EmbedderName = "use"
@@ -107,6 +109,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8420
     worker_concurrency: int = 2
+    worker_heartbeat_s: float = Field(default=10.0, description="How often a worker records that it is alive.")
+    worker_stalled_s: float = Field(default=30.0, description="A worker silent this long is taken for dead: its "
+                                    "running jobs are queued again (app/worker/stalled.py).")
     max_content_chars: int = 20_000
     max_batch_items: int = 500
     max_body_bytes: int = Field(default=12_000_000, description="Largest request body (413 beyond); a full batch of "

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar, Router
+from litestar import Litestar, Request, Router
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
@@ -14,6 +14,7 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from app import __version__
 from app.api.errors import EXCEPTION_HANDLERS
 from app.api.guard import provide_principal, require_key
+from app.errors import InvalidInput
 from app.api.health import HealthController
 from app.services import Services
 from app.settings import Settings, get_settings
@@ -49,6 +50,17 @@ def _feature_controllers() -> list:
     return found
 
 
+BIGINT_MAX = 2**63 - 1
+
+
+async def _ids_in_range(request: Request) -> None:
+    """An id in the path (a memory's, an entity's) is a PostgreSQL bigint: a larger number is a 422, not a query
+    the database cannot type."""
+    for name, value in request.path_params.items():
+        if isinstance(value, int) and not -BIGINT_MAX <= value <= BIGINT_MAX:
+            raise InvalidInput(f"{name}: {value} is out of range", hint="ids are 64-bit integers")
+
+
 def create_app(settings: Settings | None = None, *, services: Services | None = None, url: str | None = None) -> Litestar:
     """Build the API. Pass ``services`` to share already-open ones (tests, benchmarks).
 
@@ -76,6 +88,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                       "principal": Provide(provide_principal, sync_to_thread=False)},
         guards=[require_key],
         lifespan=[lifespan],
+        before_request=_ids_in_range,
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=OpenAPIConfig(
             title="memvault",

@@ -41,10 +41,24 @@ def _body(request: Request, status: int, error: str, detail: str, hint: str | No
 
 
 def memvault_error_handler(request: Request, exc: MemvaultError) -> Response:
-    if exc.status >= 500:
+    if exc.status >= 500 and exc.status != 503:
         log.error("request failed: %s", exc, exc_info=exc)
+    elif exc.status == 503:
+        log.warning("unavailable: %s %s: %s", request.method, request.url.path, exc.message)
     return _body(request, exc.status, type(exc).__name__, exc.message, exc.hint, getattr(exc, "fields", None),
                  headers=exc.headers)
+
+
+def unicode_error_handler(request: Request, exc: UnicodeDecodeError) -> Response:
+    """A body that is not UTF-8 (JSON must be)."""
+    return _body(request, 400, "InvalidInput", f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                 "send UTF-8 encoded JSON")
+
+
+def recursion_error_handler(request: Request, exc: RecursionError) -> Response:
+    """A body nested so deep that decoding it exhausts the interpreter's stack."""
+    return _body(request, 422, "InvalidInput", "the JSON body is nested too deeply",
+                 "flatten it: metadata may nest at most 16 levels")
 
 
 def validation_error_handler(request: Request, exc: ValidationException) -> Response:
@@ -75,6 +89,8 @@ EXCEPTION_HANDLERS = {
     MemvaultError: memvault_error_handler,
     ValidationException: validation_error_handler,
     HTTPException: http_error_handler,
+    RecursionError: recursion_error_handler,
+    UnicodeDecodeError: unicode_error_handler,
     Exception: internal_error_handler,
 }
 
@@ -92,6 +108,13 @@ ERROR_RESPONSES = {
                "application/json)"),
     404: _spec("No such vault, memory, session or entity", "NotFound", "no memory 42 in vault 'alice'",
                "list the vault's memories: GET /v1/vaults/{vault}/memories"),
+    410: _spec("The vault was deleted (soft): it refuses use until it is purged", "Gone",
+               "vault 'alice' was deleted at 2026-11-25T03:00:00+00:00",
+               "purge it to erase it: DELETE /v1/vaults/NAME?purge=true"),
+    413: _spec("The body, a batch or a text is larger than the configured limit", "PayloadTooLarge",
+               "501 items in one request; the limit is 500", "split the batch"),
     422: _spec("The request's input is invalid (each field named)", "InvalidInput",
                "limit: Input should be less than or equal to 500", "see /docs for the request schema"),
+    503: _spec("The database is unreachable for now (Retry-After says when to retry)", "DatabaseUnavailable",
+               "no database connection within 10 s", "retry shortly"),
 }

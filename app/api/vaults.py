@@ -65,7 +65,7 @@ class VaultController(Controller):
 
     @delete("/{vault:str}", summary="Delete a vault: soft by default (it refuses use, everything is kept); "
             "?purge=true erases it: memories, history, turns, graph, logs, caches and queued jobs (audit rows stay, "
-            "redacted)", opt={"scope": "admin"})
+            "redacted)", opt={"scope": "admin"}, responses=ERROR_RESPONSES)
     async def remove(self, vault: str, services: Services, purge: bool = PURGE) -> None:
         if purge:
             await vaults.purge_vault(services.db, vault)

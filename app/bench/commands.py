@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-_BENCHES = ("embed", "ingest", "guard", "longmemeval", "locomo", "latency", "report")
+_BENCHES = ("embed", "ingest", "guard", "longmemeval", "locomo", "latency", "load", "report")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:

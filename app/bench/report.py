@@ -146,7 +146,7 @@ def handler(args: argparse.Namespace) -> int:
 
     images = write_plots(runs, args.out.parent / "img")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(runs, images, args.out.parent), encoding="utf-8")
+    args.out.write_text(render(runs, images, args.out.parent) + kept_sections(args.out), encoding="utf-8")
     print(f"wrote {args.out} ({runs['total_s']:.0f} s of benchmarks; budget {BUDGET_S} s)", file=sys.stderr)
     if args.results:
         args.results.write_text(json.dumps(runs, indent=1, default=str), encoding="utf-8")
@@ -224,6 +224,18 @@ def _published(rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
 
 def _img(images: dict[str, Path], key: str, base: Path, alt: str) -> list[str]:
     return [f"![{alt}]({images[key].relative_to(base)})", ""] if key in images else []
+
+
+def kept_sections(path: Path) -> str:
+    """Sections other benchmarks write into the file between ``<!-- keep:NAME -->`` and ``<!-- /keep:NAME -->``
+    (``bench load``): carried over when the report rewrites the file."""
+    import re
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    kept = re.findall(r"<!-- keep:([\w-]+) -->.*?<!-- /keep:\1 -->", text, flags=re.S)
+    blocks = [re.search(rf"<!-- keep:{name} -->.*?<!-- /keep:{name} -->", text, flags=re.S).group(0)
+              for name in kept]
+    return "".join(f"\n{b}\n" for b in blocks)
 
 
 def render(runs: dict[str, Any], images: dict[str, Path], base: Path) -> str:

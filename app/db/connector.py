@@ -15,7 +15,7 @@ from psycopg import errors as pgerrors
 from psycopg.adapt import Loader
 from psycopg.rows import dict_row
 from psycopg.types import TypeInfo
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from app.errors import (
     ConfigError,
@@ -71,6 +71,9 @@ def translate(exc: Exception) -> MemvaultError:
     """Map a driver error to the application's hierarchy (the one place this happens)."""
     if isinstance(exc, MemvaultError):
         return exc
+    if _is_nul(exc):
+        return InvalidInput("the text contains a NUL character (\\u0000), which PostgreSQL cannot store",
+                            hint="remove the NUL characters; the request was not stored")
     if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
         return DatabaseUnavailable(f"database unavailable: {exc}", hint="is the server up? try `memvault db status`")
     sqlstate = getattr(exc, "sqlstate", None)
@@ -86,6 +89,14 @@ def translate(exc: Exception) -> MemvaultError:
                         pgerrors.NumericValueOutOfRange, pgerrors.InvalidDatetimeFormat)):
         return InvalidInput(message, hint=hint)
     return DatabaseError(f"database error ({sqlstate}): {message}", hint=hint)
+
+
+def _is_nul(exc: Exception) -> bool:
+    """psycopg refuses a text parameter with NUL; PostgreSQL refuses \\u0000 in jsonb (SQLSTATE 22P05)."""
+    if isinstance(exc, psycopg.DataError) and getattr(exc, "sqlstate", None) in (None, "22P05", "22021"):
+        text = str(exc)
+        return "NUL" in text or "\\u0000" in text or "0x00" in text
+    return False
 
 
 @contextmanager
@@ -116,12 +127,13 @@ class Database:
     (``current_actor``) for the audit triggers.
     """
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0) -> None:
         self.url = url
         self.pool = AsyncConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
+            timeout=timeout,  # how long a request waits for a connection before it is a 503
             open=False,
             configure=configure_connection,
             kwargs={"row_factory": dict_row, "autocommit": False},
@@ -163,6 +175,9 @@ class Database:
                     yield conn
         except psycopg.Error as exc:
             raise translate(exc) from exc
+        except PoolTimeout as exc:  # no connection could be had (the server is down or every one is busy)
+            raise DatabaseUnavailable(f"no database connection within {self.pool.timeout:g} s: {exc}",
+                                      hint="the database is unreachable or overloaded; retry shortly") from exc
 
     async def fetchall(self, query: str, params: Any = None, *, vault_id: UUID | None = None) -> list[dict]:
         async with self.transaction(vault_id) as conn:

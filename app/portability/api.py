@@ -10,6 +10,7 @@ from litestar.params import Parameter
 from litestar.response import Stream
 from pydantic import BaseModel
 
+from app.api.errors import ERROR_RESPONSES
 from app.portability import export_vault, import_vault
 from app.services import Services
 from app.vaults import get_vault
@@ -31,7 +32,7 @@ class PortabilityController(Controller):
 
     @get("/export", summary="Export the vault as JSON lines: a header (format version, embedder), then sessions, "
          "turns, memories with their history and sources, entities, triples, and an end line with the counts",
-         media_type=MEDIA_TYPE, response_description="JSON lines")
+         media_type=MEDIA_TYPE, response_description="JSON lines", responses=ERROR_RESPONSES)
     async def export(self, vault: str, services: Services,
                      embeddings: bool = Parameter(query="embeddings", default=False, required=False,
                                                   description="include the vectors (else re-embedded on import)")
@@ -42,7 +43,7 @@ class PortabilityController(Controller):
 
     @post("/import", summary="Create this vault from an export (JSON lines in the body; the vault must not exist): "
           "ids are kept, missing vectors are embedded, the knowledge graph is rebuilt; all or nothing",
-          status_code=201, opt={"scope": "admin"}, request_max_body_size=None)
+          status_code=201, opt={"scope": "admin"}, request_max_body_size=None, responses=ERROR_RESPONSES)
     async def import_(self, vault: str, request: Request, services: Services) -> ImportOut:
         limit = services.settings.max_import_bytes
         report = await import_vault(services, vault, _bounded(request.stream(), limit))

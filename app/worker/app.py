@@ -13,7 +13,7 @@ import procrastinate
 import psycopg
 
 # Task modules; imported by the worker so their @app.task decorators run.
-TASK_MODULES = ("app.write.jobs", "app.read.jobs", "app.db.jobs", "app.background.jobs")
+TASK_MODULES = ("app.write.jobs", "app.read.jobs", "app.db.jobs", "app.background.jobs", "app.worker.stalled")
 
 app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=list(TASK_MODULES))
 

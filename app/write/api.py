@@ -9,6 +9,7 @@ from litestar import Controller, Request, delete, get, patch, post
 from litestar.params import Parameter
 from pydantic import TypeAdapter, ValidationError
 
+from app.auth import Principal
 from app.errors import InvalidInput
 from app.services import Services
 from app.vaults import get_vault
@@ -120,12 +121,13 @@ class MemoryController(Controller):
 
     @delete("/{block_id:int}", summary="Delete a memory: soft by default (retracted: no longer recalled or "
             "listed, kept in its history); ?purge=true erases it with the turns it was said in and every copy",
-            opt={"scope": "write", "purge_scope": "admin"})
-    async def remove(self, vault: str, block_id: int, services: Services,
+            responses=ERROR_RESPONSES)
+    async def remove(self, vault: str, block_id: int, services: Services, principal: Principal,
                      purge: bool = Parameter(query="purge", default=False, required=False,
                                              description="true: erase for good (needs an admin key)")) -> None:
         v = await get_vault(services.db, vault)
         if purge:
+            principal.require(vault, "admin")  # a write key retracts; erasing takes an admin key
             await purge_memory(services, v, block_id)
         else:
             await retract_memory(services, v, block_id)

@@ -59,6 +59,15 @@ class GraphBuild:
         vectors = await asyncio.to_thread(self.services.embedder.embed_documents, names)
         vec_of = dict(zip(names, vectors, strict=True))
         async with db.transaction(vault_id) as conn:
+            # One build at a time per vault, and a build runs safely twice (a job retried after its worker died
+            # past the commit): the triples a block already has are not added again.
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('memvault.graph_build'), hashtext(%s))",
+                               (str(vault_id),))
+            cur = await conn.execute(
+                "SELECT subject_id, predicate, object_id, evidence_block_id FROM memvault.triple "
+                "WHERE vault_id = %s AND evidence_block_id = ANY(%s)", (vault_id, [b["id"] for b, _ in extracted]))
+            have = {(r["subject_id"], r["predicate"], r["object_id"], r["evidence_block_id"])
+                    for r in await cur.fetchall()}
             resolver = await self._resolver(conn, vault_id)
             ids, created = await self._entities(conn, vault_id, resolver, names, vec_of)
             from app.models.tasks.extract_triples import SINGLE_VALUED
@@ -66,7 +75,8 @@ class GraphBuild:
             rows = [{"subject_id": ids[t.subject], "predicate": t.predicate, "object_id": ids[t.object],
                      "block_id": b["id"], "confidence": t.confidence, "valid_at": b["valid_at"].isoformat(),
                      "single_valued": t.predicate in SINGLE_VALUED}
-                    for b, t in extracted if ids[t.subject] != ids[t.object]]
+                    for b, t in extracted if ids[t.subject] != ids[t.object]
+                    and (ids[t.subject], t.predicate, ids[t.object], b["id"]) not in have]
             cur = await conn.execute("SELECT * FROM memvault.insert_triples_v1(%s, %s::jsonb)",
                                      (vault_id, json.dumps(rows)))
             triple_ids = [r["triple_id"] for r in await cur.fetchall()]

@@ -5,11 +5,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Category = Literal["Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional",
                    "Preference"]
 SourceKind = Literal["user", "assistant", "tool", "import", "web", "note", "resource", "system"]
+
+
+MAX_METADATA_DEPTH = 16
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    """How deep ``value`` nests (stops counting past the limit)."""
+    if level > MAX_METADATA_DEPTH or not isinstance(value, (dict, list)) or not value:
+        return level
+    items = value.values() if isinstance(value, dict) else value
+    return max(_depth(v, level + 1) for v in items)
 
 
 class MemoryIn(BaseModel):
@@ -21,7 +32,15 @@ class MemoryIn(BaseModel):
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     said_at: datetime | None = Field(default=None, description="When it was said (ISO-8601 with zone); default now.")
     session_id: str | None = Field(default=None, max_length=200)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict, description=f"Kept with the memory; JSON nested at most "
+                                     f"{MAX_METADATA_DEPTH} levels.")
+
+    @field_validator("metadata")
+    @classmethod
+    def _shallow(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if _depth(value) > MAX_METADATA_DEPTH:
+            raise ValueError(f"metadata is nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
+        return value
 
 
 class MemoryBatchIn(BaseModel):

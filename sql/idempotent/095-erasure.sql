@@ -3,48 +3,51 @@
 --
 -- The purge functions are SECURITY DEFINER and granted to no one but their owner: the service calls them on its
 -- owner connection for an admin request. They are the one path that may rewrite audit_log rows: they set the
--- transaction-local GUC memvault.erasure_vault to the vault being erased, and the append-only trigger lets an
--- UPDATE of that vault's rows through (content fields only), nothing else.
+-- transaction-local GUC memvault.purge_vault to the vault being erased, and the append-only trigger
+-- (memvault._audit_log_append_only, sql/incremental/017-access.sql) lets an UPDATE of that vault's rows through
+-- (content columns only), nothing else.
 
--- audit_log stays append-only; the only UPDATE it accepts is a purge's redaction of the purged vault's rows.
-CREATE OR REPLACE FUNCTION memvault._audit_log_append_only() RETURNS trigger
-    LANGUAGE plpgsql
-    SET search_path = memvault, pg_catalog
-    AS $$
-BEGIN
-    IF TG_OP = 'UPDATE' AND OLD.vault_id IS NOT NULL
-       AND OLD.vault_id::text = current_setting('memvault.erasure_vault', true)
-       AND (NEW.vault_id, NEW.id, NEW.at, NEW.actor, NEW.action) IS NOT DISTINCT FROM
-           (OLD.vault_id, OLD.id, OLD.at, OLD.actor, OLD.action) THEN
-        RETURN NEW;
-    END IF;
-    RAISE EXCEPTION 'memvault.audit_log is append-only (% refused)', TG_OP
-        USING ERRCODE = 'insufficient_privilege';
-END
-$$;
+DROP FUNCTION IF EXISTS memvault._audit_redact_v1(uuid, bigint[]);
 
--- Redact the content of audit rows of p_vault (all of them, or those about p_blocks): what was done, when and by
--- whom stays; what was written goes.
-CREATE OR REPLACE FUNCTION memvault._audit_redact_v1(p_vault uuid, p_blocks bigint[] DEFAULT NULL)
+-- Redact the content of audit rows of p_vault: all of them (p_blocks NULL), or those about p_blocks or holding
+-- any of p_texts (the purged memories' and turns' words, as JSON writes them). What was done, when and by whom
+-- stays; what was written goes: detail, and before / after where the table has them.
+CREATE OR REPLACE FUNCTION memvault._audit_redact_v1(p_vault uuid, p_blocks bigint[] DEFAULT NULL,
+                                                     p_texts text[] DEFAULT NULL)
     RETURNS integer
     LANGUAGE plpgsql VOLATILE
     SET search_path = memvault, pg_catalog
     AS $$
 DECLARE
-    v_n integer;
+    v_cols  text[];
+    v_set   text;
+    v_text  text;
+    v_n     integer;
+    v_needles text[];
 BEGIN
-    PERFORM set_config('memvault.erasure_vault', p_vault::text, true);
-    UPDATE memvault.audit_log a
-       SET detail = jsonb_build_object('redacted', 'erasure'), rule = NULL
-     WHERE a.vault_id = p_vault
-       AND a.detail IS DISTINCT FROM jsonb_build_object('redacted', 'erasure')
-       AND (p_blocks IS NULL OR a.block_id = ANY (p_blocks));
+    SELECT array_agg(attname::text ORDER BY attnum) INTO v_cols FROM pg_attribute
+     WHERE attrelid = 'memvault.audit_log'::regclass AND attname IN ('detail', 'before', 'after')
+       AND NOT attisdropped;
+    SELECT string_agg(format('%1$I = CASE WHEN a.%1$I IS NULL THEN NULL ELSE %2$L::jsonb END', c,
+                             '{"redacted": "erasure"}'), ', '),
+           string_agg(format('coalesce(a.%I::text, %L)', c, ''), ' || ')
+      INTO v_set, v_text FROM unnest(v_cols) AS c;
+    -- Each text as it appears inside JSON (escaped), cut to 200 characters: enough to be specific.
+    SELECT array_agg(left(substr(to_jsonb(t)::text, 2, length(to_jsonb(t)::text) - 2), 200))
+      INTO v_needles FROM unnest(p_texts) AS t WHERE length(t) >= 8;
+    PERFORM set_config('memvault.purge_vault', p_vault::text, true);
+    EXECUTE format('UPDATE memvault.audit_log a SET %s WHERE a.vault_id = $1 '
+                   'AND a.detail IS DISTINCT FROM %L::jsonb '
+                   'AND ($2::bigint[] IS NULL OR a.block_id = ANY ($2) '
+                   '     OR EXISTS (SELECT 1 FROM unnest($3::text[]) n WHERE strpos(%s, n) > 0))',
+                   v_set, '{"redacted": "erasure"}', v_text)
+        USING p_vault, p_blocks, coalesce(v_needles, '{}');
     GET DIAGNOSTICS v_n = ROW_COUNT;
-    PERFORM set_config('memvault.erasure_vault', '', true);
+    PERFORM set_config('memvault.purge_vault', '', true);
     RETURN v_n;
 END
 $$;
-REVOKE ALL ON FUNCTION memvault._audit_redact_v1(uuid, bigint[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION memvault._audit_redact_v1(uuid, bigint[], text[]) FROM PUBLIC;
 
 -- Soft delete: the vault is marked deleted and refuses use; everything is kept (purge it to erase).
 CREATE OR REPLACE FUNCTION memvault.soft_delete_vault_v1(p_vault uuid)
@@ -140,6 +143,7 @@ DECLARE
     v_entities bigint[];
     v_audit    integer;
     v_logs     integer;
+    v_texts    text[];
 BEGIN
     SELECT graph_name INTO v_graph FROM memvault.vault WHERE id = p_vault;
     IF NOT EXISTS (SELECT 1 FROM memvault.block WHERE vault_id = p_vault AND id = p_block) THEN
@@ -158,6 +162,11 @@ BEGIN
         UNION SELECT s.block_id FROM memvault.block_source s WHERE s.vault_id = p_vault AND s.turn_id = ANY (v_turns)
         UNION SELECT b.id FROM memvault.block b
          WHERE b.vault_id = p_vault AND b.kind IN ('summary', 'thread') AND b.session_id = ANY (v_sessions)) x;
+    -- What they said, to find it in audit rows that do not name a block (turns, rejected writes).
+    SELECT array_agg(t) INTO v_texts FROM (
+        SELECT b.content AS t FROM memvault.block b WHERE b.vault_id = p_vault AND b.id = ANY (v_blocks)
+        UNION SELECT h.content FROM memvault.block_history h WHERE h.vault_id = p_vault AND h.id = ANY (v_blocks)
+        UNION SELECT t.content FROM memvault.turn t WHERE t.vault_id = p_vault AND t.id = ANY (v_turns)) x;
     -- Context copied from a purged turn into the next turn's chunk.
     UPDATE memvault.block b SET metadata = b.metadata - 'context'
      WHERE b.vault_id = p_vault AND b.session_id = ANY (v_sessions) AND NOT b.id = ANY (v_blocks)
@@ -203,7 +212,7 @@ BEGIN
     IF EXISTS (SELECT 1 FROM memvault.lexeme_stats_state WHERE vault_id = p_vault) THEN
         PERFORM memvault.refresh_lexeme_stats_v1(p_vault);
     END IF;
-    v_audit := memvault._audit_redact_v1(p_vault, v_blocks);
+    v_audit := memvault._audit_redact_v1(p_vault, v_blocks, v_texts);
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, detail)
     VALUES (p_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), 'admin'), 'memory.purge', p_block,
             jsonb_build_object('blocks', to_jsonb(v_blocks), 'turns', cardinality(v_turns),

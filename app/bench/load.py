@@ -1,0 +1,321 @@
+"""``memvault bench load``: the service under load, as its users meet it, on loopback.
+
+It starts the API and a worker (``memvault serve``, one process) on the benchmark database and a free port,
+fills a vault, measures recall alone (one client: the idle p95), then runs ``--clients`` concurrent clients for
+``--duration`` seconds, each sending ``--write-share`` writes (a new memory, with an Idempotency-Key) and
+recalls otherwise. It reports p50/p95/p99 per operation, the error rate, acknowledged writes against the rows
+present afterwards, and the server's resident memory over time, and writes them into docs/benchmarks.md (a
+section of its own, kept by ``bench report``). Goal (issue 18): zero errors, zero lost writes, recall p95 under
+load within 3x the idle p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "benchmarks.md"
+SECTION_BEGIN, SECTION_END = "<!-- keep:load -->", "<!-- /keep:load -->"
+
+PEOPLE = ["Anna", "Bruno", "Chen", "Dalia", "Emeka", "Freya", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lotte",
+          "Mateo", "Nour", "Oskar", "Priya", "Quinn", "Rosa", "Sven", "Tariq"]
+PLACES = ["Lisbon", "Tainan", "Oslo", "Quito", "Nairobi", "Porto", "Kyoto", "Tallinn", "Accra", "Hanoi", "Bergen",
+          "Cusco", "Dakar", "Gdansk", "Hobart", "Izmir"]
+THINGS = ["a red kayak", "a sourdough starter", "a vintage camera", "a bonsai tree", "a chess clock", "a telescope",
+          "an espresso machine", "a road bike", "a violin", "a sewing machine", "a tent", "a record player"]
+VERBS = ["bought", "sold", "borrowed", "repaired", "lost", "found", "gave away", "painted"]
+QUESTIONS = ["Where does {p} live?", "What did {p} buy recently?", "Who has {t}?", "What happened in {c}?",
+             "What does {p} do on weekends?", "Who travelled to {c}?", "What did {p} repair?"]
+
+
+def sentence(rng: random.Random) -> str:
+    p, c, t, v = rng.choice(PEOPLE), rng.choice(PLACES), rng.choice(THINGS), rng.choice(VERBS)
+    n = rng.randrange(2, 999)
+    return rng.choice([f"{p} {v} {t} in {c} for {n} euros.", f"{p} moved to {c} and {v} {t} there.",
+                       f"In {c}, {p} {v} {t}; it took {n} minutes.", f"{p} says {t} from {c} cost {n} euros."])
+
+
+def question(rng: random.Random) -> str:
+    return rng.choice(QUESTIONS).format(p=rng.choice(PEOPLE), t=rng.choice(THINGS), c=rng.choice(PLACES))
+
+
+@dataclass
+class Tally:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"recall": [], "write": []})
+    errors: dict[str, int] = field(default_factory=lambda: {"recall": 0, "write": 0})
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    acked: dict[str, int] = field(default_factory=dict)  # Idempotency-Key -> block id
+
+    def error(self, op: str, kind: str) -> None:
+        self.errors[op] += 1
+        self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
+
+
+def pct(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {"n": 0, "p50": float("nan"), "p95": float("nan"), "p99": float("nan")}
+    a = np.asarray(xs) * 1000
+    return {"n": len(xs), "p50": float(np.percentile(a, 50)), "p95": float(np.percentile(a, 95)),
+            "p99": float(np.percentile(a, 99))}
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return float("nan")
+    m = re.search(r"VmRSS:\s+(\d+) kB", text)
+    return int(m.group(1)) / 1024 if m else float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("load", help="concurrent recall + write load on loopback: latency, errors, lost writes, RSS")
+    p.add_argument("--duration", type=float, default=300.0, help="seconds under load (default 300)")
+    p.add_argument("--clients", type=int, default=32)
+    p.add_argument("--write-share", type=float, default=0.2, help="share of requests that write (default 0.2)")
+    p.add_argument("--memories", type=int, default=2000, help="memories in the vault before the load (default 2000)")
+    p.add_argument("--idle-recalls", type=int, default=100, help="recalls by one client first (the idle p95)")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--json", default=None, metavar="FILE")
+    p.add_argument("--no-doc", action="store_true", help="do not write the section of docs/benchmarks.md")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    return asyncio.run(run(args))
+
+
+async def run(args: argparse.Namespace) -> int:
+    import httpx
+
+    from app.bench.runtime import ensure_bench_database, write_json
+    from app.settings import get_settings
+
+    settings = get_settings()
+    url = await asyncio.to_thread(ensure_bench_database, settings)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()}
+    env.update(MEMVAULT_DATABASE_URL=url, PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""))
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"memvault-bench-load-{port}.log"
+    log = log_path.open("w")
+    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port",
+                               str(port)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    rng = random.Random(args.seed)
+    vault = f"load-{uuid.uuid4().hex[:10]}"
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=60,
+                                     limits=httpx.Limits(max_connections=args.clients + 4)) as http:
+            await _wait_up(http, server, log_path)
+            r = await http.post("/v1/vaults", json={"name": vault})
+            r.raise_for_status()
+            print(f"bench load: API on {base} (pid {server.pid}), database {url.rsplit('/', 1)[-1]}, vault {vault}",
+                  file=sys.stderr)
+            t0 = time.monotonic()
+            for i in range(0, args.memories, 100):
+                batch = [{"content": sentence(rng)} for _ in range(min(100, args.memories - i))]
+                (await http.post(f"/v1/vaults/{vault}/memories", json={"items": batch})).raise_for_status()
+            fill_s = time.monotonic() - t0
+            idle = Tally()
+            for _ in range(args.idle_recalls):
+                await _recall(http, vault, rng, idle)
+            print(f"bench load: {args.memories} memories in {fill_s:.0f} s; idle recall p95 "
+                  f"{pct(idle.latencies['recall'])['p95']:.0f} ms; {args.clients} clients for {args.duration:.0f} s",
+                  file=sys.stderr)
+            load, rss = Tally(), [(0.0, rss_mb(server.pid))]
+            stop = time.monotonic() + args.duration
+            start = time.monotonic()
+
+            async def client(n: int) -> None:
+                crng = random.Random(args.seed * 1000 + n)
+                while time.monotonic() < stop:
+                    if crng.random() < args.write_share:
+                        await _write(http, vault, crng, load)
+                    else:
+                        await _recall(http, vault, crng, load)
+
+            async def sampler() -> None:
+                while time.monotonic() < stop:
+                    await asyncio.sleep(min(10.0, max(1.0, args.duration / 30)))
+                    rss.append((time.monotonic() - start, rss_mb(server.pid)))
+
+            await asyncio.gather(sampler(), *(client(n) for n in range(args.clients)))
+            elapsed = time.monotonic() - start
+        present = await _present(url, vault, load.acked)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+        log.close()
+        await _drop(url, vault)
+
+    result = _summary(args, idle, load, present, rss, elapsed, fill_s)
+    print(_table(result))
+    write_json(args.json, result)
+    if not args.no_doc:
+        _write_doc(result)
+    return 0
+
+
+async def _wait_up(http, server: subprocess.Popen, log_path: Path) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited ({server.returncode}); see {log_path}")
+        try:
+            if (await http.get("/health")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.5)
+    raise RuntimeError(f"the server did not answer within 180 s; see {log_path}")
+
+
+async def _recall(http, vault: str, rng: random.Random, tally: Tally) -> None:
+    t = time.perf_counter()
+    try:
+        r = await http.post(f"/v1/vaults/{vault}/recall", json={"query": question(rng)})
+    except Exception as exc:  # a transport error is the benchmark's result, not its failure
+        tally.error("recall", type(exc).__name__)
+        return
+    if r.status_code == 200:
+        tally.latencies["recall"].append(time.perf_counter() - t)
+    else:
+        tally.error("recall", f"HTTP {r.status_code}")
+
+
+async def _write(http, vault: str, rng: random.Random, tally: Tally) -> None:
+    key = uuid.uuid4().hex
+    t = time.perf_counter()
+    try:
+        r = await http.post(f"/v1/vaults/{vault}/memories", json={"content": sentence(rng)},
+                            headers={"Idempotency-Key": key})
+    except Exception as exc:
+        tally.error("write", type(exc).__name__)
+        return
+    if r.status_code == 200:
+        tally.latencies["write"].append(time.perf_counter() - t)
+        tally.acked[key] = r.json()["results"][0]["block_id"]
+    else:
+        tally.error("write", f"HTTP {r.status_code}")
+
+
+async def _present(url: str, vault: str, acked: dict[str, int]) -> int:
+    """How many acknowledged writes are in the database: their stored answer and the block it names."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        cur = await conn.execute(
+            "SELECT k.key, (k.response->'results'->0->>'block_id')::bigint AS b, (b.id IS NOT NULL) AS there "
+            "FROM memvault.idempotency_key k JOIN memvault.vault v ON v.id = k.vault_id AND v.name = %s "
+            "LEFT JOIN memvault.block b ON b.vault_id = k.vault_id "
+            "AND b.id = (k.response->'results'->0->>'block_id')::bigint", (vault,))
+        stored = {key: (b, there) for key, b, there in await cur.fetchall()}
+    return sum(1 for k, b in acked.items() if stored.get(k) == (b, True) or (b is None and k in stored))
+
+
+async def _drop(url: str, vault: str) -> None:
+    from app.db.connector import Database
+    from app.errors import MemvaultError
+    from app.vaults import purge_vault
+
+    try:
+        async with Database(url, min_size=1, max_size=1) as db:
+            await purge_vault(db, vault)
+    except MemvaultError as exc:
+        print(f"bench load: could not drop {vault}: {exc}", file=sys.stderr)
+
+
+def _summary(args, idle: Tally, load: Tally, present: int, rss, elapsed: float, fill_s: float) -> dict:
+    n = sum(len(v) for v in load.latencies.values()) + sum(load.errors.values())
+    idle_p95 = pct(idle.latencies["recall"])["p95"]
+    recall = pct(load.latencies["recall"])
+    return {
+        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "duration_s": round(elapsed, 1),
+        "clients": args.clients, "write_share": args.write_share, "memories": args.memories,
+        "fill_s": round(fill_s, 1), "requests": n, "throughput_rps": round(n / elapsed, 1) if elapsed else 0,
+        "idle_recall": pct(idle.latencies["recall"]), "recall": recall, "write": pct(load.latencies["write"]),
+        "errors": dict(load.errors), "error_kinds": load.error_kinds,
+        "error_rate": round(sum(load.errors.values()) / n, 5) if n else 0.0,
+        "writes_acknowledged": len(load.acked), "writes_present": present,
+        "writes_lost": len(load.acked) - present,
+        "recall_p95_vs_idle": round(recall["p95"] / idle_p95, 2) if idle_p95 == idle_p95 and idle_p95 else None,
+        "rss_mb": [(round(t), round(m)) for t, m in rss],
+    }
+
+
+def _table(r: dict) -> str:
+    lines = [f"memvault bench load: {r['clients']} clients, {r['write_share']:.0%} writes, {r['duration_s']:.0f} s, "
+             f"vault of {r['memories']} memories ({r['when']})",
+             f"{'operation':<14}{'n':>8}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'errors':>8}"]
+    for name, key, err in (("recall (idle)", "idle_recall", None), ("recall", "recall", "recall"),
+                           ("write", "write", "write")):
+        s = r[key]
+        lines.append(f"{name:<14}{s['n']:>8}{s['p50']:>10.0f}{s['p95']:>10.0f}{s['p99']:>10.0f}"
+                     f"{r['errors'].get(err, 0) if err else '':>8}")
+    lines.append(f"throughput {r['throughput_rps']} requests/s; error rate {r['error_rate']:.3%} {r['error_kinds']}")
+    lines.append(f"writes acknowledged {r['writes_acknowledged']}, present {r['writes_present']}, "
+                 f"lost {r['writes_lost']}; recall p95 under load / idle = {r['recall_p95_vs_idle']}")
+    lines.append("server RSS (s, MB): " + ", ".join(f"{t}:{m}" for t, m in r["rss_mb"]))
+    return "\n".join(lines)
+
+
+def _write_doc(r: dict) -> None:
+    goal = (r["error_rate"] == 0 and r["writes_lost"] == 0 and r["recall_p95_vs_idle"] is not None
+            and r["recall_p95_vs_idle"] <= 3)
+    rss = r["rss_mb"]
+    body = "\n".join([
+        SECTION_BEGIN,
+        "## Load (`memvault bench load`)",
+        "",
+        f"`memvault bench load --duration {r['duration_s']:.0f} --clients {r['clients']}` on {r['when']}: the API "
+        f"and a worker in one process on loopback, a vault of {r['memories']} memories, {r['clients']} concurrent "
+        f"clients, {r['write_share']:.0%} writes (each with an Idempotency-Key) and recalls otherwise. A 2-core "
+        "machine shared with other work while it ran: timings are pessimistic.",
+        "",
+        "| operation | n | p50 ms | p95 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|",
+        *(f"| {name} | {r[k]['n']} | {r[k]['p50']:.0f} | {r[k]['p95']:.0f} | {r[k]['p99']:.0f} | {e} |"
+          for name, k, e in (("recall, one client (idle)", "idle_recall", "-"),
+                             ("recall under load", "recall", r["errors"].get("recall", 0)),
+                             ("write under load", "write", r["errors"].get("write", 0)))),
+        "",
+        f"Throughput {r['throughput_rps']} requests/s; error rate {r['error_rate']:.3%}; writes acknowledged "
+        f"{r['writes_acknowledged']}, present afterwards {r['writes_present']}, lost {r['writes_lost']}; recall p95 "
+        f"under load is {r['recall_p95_vs_idle']}x the idle p95 (goal: zero errors, zero lost writes, at most 3x: "
+        f"{'met' if goal else 'not met'}). Server RSS {rss[0][1]} MB at the start, {max(m for _, m in rss)} MB at "
+        f"most, {rss[-1][1]} MB at the end (sampled: " + ", ".join(f"{t} s {m}" for t, m in rss) + ").",
+        SECTION_END,
+    ])
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+    if SECTION_BEGIN in text:
+        text = re.sub(re.escape(SECTION_BEGIN) + ".*?" + re.escape(SECTION_END), lambda _: body, text, flags=re.S)
+    else:
+        text = text.rstrip("\n") + "\n\n" + body + "\n"
+    DOC.write_text(text, encoding="utf-8")
+    print(f"wrote the load section of {DOC}", file=sys.stderr)

@@ -1,0 +1,42 @@
+"""The API served for real on 127.0.0.1 (a free port) by uvicorn in a thread with its own event loop, for tests
+that need a network client (schemathesis) or a process apart from the test's loop. It stops by itself when the
+``with`` block ends."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from app.settings import Settings
+
+
+@contextmanager
+def live_api(settings: Settings, db_url: str) -> Iterator[str]:
+    """Yields the base URL (``http://127.0.0.1:PORT``) of the API on ``db_url``."""
+    import uvicorn
+
+    from app.api.app import create_app
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, url=db_url), log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True,
+                              name="live-api")
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the API did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
