@@ -124,8 +124,9 @@ async def run(args: argparse.Namespace) -> int:
     base = f"http://127.0.0.1:{port}"
     rng = random.Random(args.seed)
     vault = f"load-{uuid.uuid4().hex[:10]}"
+    key, key_id = await _admin_key(url)
     try:
-        async with httpx.AsyncClient(base_url=base, timeout=60,
+        async with httpx.AsyncClient(base_url=base, timeout=60, headers={"Authorization": f"Bearer {key}"},
                                      limits=httpx.Limits(max_connections=args.clients + 4)) as http:
             await _wait_up(http, server, log_path)
             r = await http.post("/v1/vaults", json={"name": vault})
@@ -170,7 +171,7 @@ async def run(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
         log.close()
-        await _drop(url, vault)
+        await _drop(url, vault, key_id)
 
     result = _summary(args, idle, load, present, rss, elapsed, fill_s)
     print(_table(result))
@@ -239,16 +240,28 @@ async def _present(url: str, vault: str, acked: dict[str, int]) -> int:
     return sum(1 for k, b in acked.items() if stored.get(k) == (b, True) or (b is None and k in stored))
 
 
-async def _drop(url: str, vault: str) -> None:
+async def _admin_key(url: str) -> tuple[str, str]:
+    """An admin key for the run (revoked at its end)."""
+    from app.db.connector import Database
+    from app.keys import create_key
+
+    async with Database(url, min_size=1, max_size=1) as db:
+        key, info = await create_key(db, scope="admin", name="bench load")
+    return key, info.id
+
+
+async def _drop(url: str, vault: str, key_id: str) -> None:
     from app.db.connector import Database
     from app.errors import MemvaultError
+    from app.keys import revoke_key
     from app.vaults import purge_vault
 
     try:
         async with Database(url, min_size=1, max_size=1) as db:
             await purge_vault(db, vault)
+            await revoke_key(db, key_id)
     except MemvaultError as exc:
-        print(f"bench load: could not drop {vault}: {exc}", file=sys.stderr)
+        print(f"bench load: could not drop {vault} or revoke key {key_id}: {exc}", file=sys.stderr)
 
 
 def _summary(args, idle: Tally, load: Tally, present: int, rss, elapsed: float, fill_s: float) -> dict:

@@ -60,12 +60,7 @@ DECLARE
 BEGIN
     UPDATE memvault.vault SET deleted_at = clock_timestamp()
      WHERE id = p_vault AND deleted_at IS NULL
-    RETURNING deleted_at INTO v_at;
-    IF v_at IS NOT NULL THEN
-        INSERT INTO memvault.audit_log (vault_id, actor, action, detail)
-        VALUES (p_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), 'api'), 'vault.delete',
-                jsonb_build_object('soft', true));
-    END IF;
+    RETURNING deleted_at INTO v_at;  -- audited by the vault table's trigger (before / after)
     RETURN v_at;
 END
 $$;
@@ -115,7 +110,7 @@ BEGIN
     DELETE FROM memvault.vault WHERE id = p_vault;
     v_audit := memvault._audit_redact_v1(p_vault);
     INSERT INTO memvault.audit_log (vault_id, actor, action, detail)
-    VALUES (p_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), 'admin'), 'vault.purge',
+    VALUES (p_vault, memvault.audit_actor(), 'vault.purge',
             jsonb_build_object('blocks', v_blocks, 'jobs', v_jobs, 'recall_log', v_logs, 'audit_redacted', v_audit));
     RETURN jsonb_build_object('blocks', v_blocks, 'jobs', v_jobs, 'recall_log', v_logs, 'audit_redacted', v_audit);
 END
@@ -214,7 +209,7 @@ BEGIN
     END IF;
     v_audit := memvault._audit_redact_v1(p_vault, v_blocks, v_texts);
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, detail)
-    VALUES (p_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), 'admin'), 'memory.purge', p_block,
+    VALUES (p_vault, memvault.audit_actor(), 'memory.purge', p_block,
             jsonb_build_object('blocks', to_jsonb(v_blocks), 'turns', cardinality(v_turns),
                                'triples', cardinality(v_triples), 'entities', cardinality(v_entities)));
     RETURN jsonb_build_object('blocks', to_jsonb(v_blocks), 'turns', cardinality(v_turns),

@@ -66,16 +66,22 @@ async def test_huge_batches_and_absurd_names_are_4xx(client, services) -> None:
 
 
 @pytest.mark.timeout(240)
-def test_schemathesis_finds_no_5xx_and_no_schema_violation(db_url: str, test_settings) -> None:
-    """Every operation of the OpenAPI schema, with generated valid and invalid requests (bounded)."""
+def test_schemathesis_finds_no_5xx_and_no_schema_violation(db_url: str, test_settings, _admin_key_material) -> None:
+    """Every operation of the OpenAPI schema, with generated valid and invalid requests (bounded), as an admin."""
     import httpx
+    import psycopg
     import schemathesis
     from hypothesis import HealthCheck, Phase, settings
     from schemathesis.checks import not_a_server_error
     from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
+    key_id, key, key_hash = _admin_key_material
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("SELECT * FROM memvault.api_key_create_v1(%s, %s, 'admin', NULL, 'schemathesis')",
+                     (key_id, key_hash))
+    auth = {"Authorization": f"Bearer {key}"}
     with live_api(test_settings, db_url) as base:
-        assert httpx.post(f"{base}/v1/vaults", json={"name": "fuzz"}).status_code == 201
+        assert httpx.post(f"{base}/v1/vaults", json={"name": "fuzz"}, headers=auth).status_code == 201
         schema = schemathesis.openapi.from_url(f"{base}/docs/openapi.json")
         failures: list[str] = []
         calls: dict[str, int] = {}
@@ -90,7 +96,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(db_url: str, test_set
             def run(case) -> None:
                 if "vault" in (case.path_parameters or {}) and case.operation.method.upper() != "DELETE":
                     case.path_parameters["vault"] = "fuzz"
-                response = case.call(base_url=base)
+                response = case.call(base_url=base, headers=auth)
                 calls[case.operation.label] = calls.get(case.operation.label, 0) + 1
                 statuses.add(response.status_code)
                 try:

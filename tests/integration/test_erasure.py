@@ -66,6 +66,7 @@ async def test_soft_delete_is_the_default_and_purge_erases(client, services) -> 
     cards = (await client.post("/v1/vaults/alice/recall", json={"query": "Where does Larsen live?"})).json()
     assert memory not in [c["id"] for c in cards["cards"]]
 
+    vault_id = (await services.db.fetchone("SELECT id FROM memvault.vault WHERE name = 'alice'"))["id"]
     # The vault: soft delete refuses use and keeps everything; its name stays taken.
     assert (await client.delete("/v1/vaults/alice")).status_code == 204
     assert (await client.get("/v1/vaults/alice")).status_code == 410
@@ -78,9 +79,11 @@ async def test_soft_delete_is_the_default_and_purge_erases(client, services) -> 
     # Purge: nothing of it remains anywhere; the audit rows stay, redacted, with the purge recorded.
     assert (await client.delete("/v1/vaults/alice", params={"purge": "true"})).status_code == 204
     assert await residue(services, marker) == {}
-    audit = await services.db.fetchall("SELECT action, detail FROM memvault.audit_log ORDER BY at, id")
+    audit = await services.db.fetchall("SELECT action, detail, before, after FROM memvault.audit_log "
+                                       "WHERE vault_id = %s ORDER BY at, id", (vault_id,))
     assert audit[-1]["action"] == "vault.purge" and len(audit) > 3
     assert all(a["detail"] == {"redacted": "erasure"} for a in audit[:-1])
+    assert all(a[c] in (None, {"redacted": "erasure"}) for a in audit[:-1] for c in ("before", "after"))
     assert (await client.delete("/v1/vaults/alice", params={"purge": "true"})).status_code == 404
     assert (await client.post("/v1/vaults", json={"name": "alice"})).status_code == 201
 
@@ -99,6 +102,12 @@ async def test_purge_one_memory_leaves_the_rest(client, services) -> None:
     before_keep = await residue(services, keep)
     assert "memvault.entity" in await residue(services, gone)
 
+    from app.keys import create_key
+
+    writer, _ = await create_key(services.db, scope="write", vault="bob")
+    r = await client.delete(f"/v1/vaults/bob/memories/{target}", params={"purge": "true"},
+                            headers={"Authorization": f"Bearer {writer}"})
+    assert r.status_code == 403, "erasing takes an admin key"
     r = await client.delete(f"/v1/vaults/bob/memories/{target}", params={"purge": "true"})
     assert r.status_code == 204, r.text
     assert await residue(services, gone) == {}
