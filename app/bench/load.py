@@ -270,6 +270,7 @@ def _summary(args, idle: Tally, load: Tally, present: int, rss, elapsed: float, 
     recall = pct(load.latencies["recall"])
     return {
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "duration_s": round(elapsed, 1),
+        "duration_requested_s": args.duration,
         "clients": args.clients, "write_share": args.write_share, "memories": args.memories,
         "fill_s": round(fill_s, 1), "requests": n, "throughput_rps": round(n / elapsed, 1) if elapsed else 0,
         "idle_recall": pct(idle.latencies["recall"]), "recall": recall, "write": pct(load.latencies["write"]),
@@ -302,11 +303,16 @@ def _write_doc(r: dict) -> None:
     goal = (r["error_rate"] == 0 and r["writes_lost"] == 0 and r["recall_p95_vs_idle"] is not None
             and r["recall_p95_vs_idle"] <= 3)
     rss = r["rss_mb"]
+    step = max(1, len(rss) // 8)
+    shown = rss[::step] if rss[-1] in rss[::step] else [*rss[::step], rss[-1]]
+    wait_s = r["clients"] / r["throughput_rps"] if r["throughput_rps"] else float("nan")
+    needed = r["clients"] / (3 * r["idle_recall"]["p95"] / 1000) if r["idle_recall"]["p95"] else float("nan")
     body = "\n".join([
         SECTION_BEGIN,
         "## Load (`memvault bench load`)",
         "",
-        f"`memvault bench load --duration {r['duration_s']:.0f} --clients {r['clients']}` on {r['when']}: the API "
+        f"`memvault bench load --duration {r.get('duration_requested_s', r['duration_s']):.0f} --clients "
+        f"{r['clients']}` on {r['when']}: the API "
         f"and a worker in one process on loopback, a vault of {r['memories']} memories, {r['clients']} concurrent "
         f"clients, {r['write_share']:.0%} writes (each with an Idempotency-Key) and recalls otherwise. A 2-core "
         "machine shared with other work while it ran: timings are pessimistic.",
@@ -322,7 +328,13 @@ def _write_doc(r: dict) -> None:
         f"{r['writes_acknowledged']}, present afterwards {r['writes_present']}, lost {r['writes_lost']}; recall p95 "
         f"under load is {r['recall_p95_vs_idle']}x the idle p95 (goal: zero errors, zero lost writes, at most 3x: "
         f"{'met' if goal else 'not met'}). Server RSS {rss[0][1]} MB at the start, {max(m for _, m in rss)} MB at "
-        f"most, {rss[-1][1]} MB at the end (sampled: " + ", ".join(f"{t} s {m}" for t, m in rss) + ").",
+        f"most, {rss[-1][1]} MB at the end (sampled: " + ", ".join(f"{t} s {m}" for t, m in shown) + ").",
+        "",
+        f"{r['clients']} clients that each send their next request when the last one is answered, at "
+        f"{r['throughput_rps']} requests/s, wait {wait_s:.1f} s per request on average (Little's law): under this "
+        "load the server is saturated and the latency is queueing (one process, the CPU shared with the clients and "
+        f"with other work). Recall p95 within 3x the idle p95 needs about {needed:.0f} requests/s at this "
+        "concurrency.",
         SECTION_END,
     ])
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
@@ -330,5 +342,5 @@ def _write_doc(r: dict) -> None:
         text = re.sub(re.escape(SECTION_BEGIN) + ".*?" + re.escape(SECTION_END), lambda _: body, text, flags=re.S)
     else:
         text = text.rstrip("\n") + "\n\n" + body + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    DOC.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
     print(f"wrote the load section of {DOC}", file=sys.stderr)

@@ -11,7 +11,8 @@ DROP FUNCTION IF EXISTS memvault._audit_redact_v1(uuid, bigint[]);
 
 -- Redact the content of audit rows of p_vault: all of them (p_blocks NULL), or those about p_blocks or holding
 -- any of p_texts (the purged memories' and turns' words, as JSON writes them). What was done, when and by whom
--- stays; what was written goes: detail, and before / after where the table has them.
+-- stays; what was written goes: detail, and before / after where the table has them. A block.delete row holds
+-- ids only (the deletion's own record) and stays as it is.
 CREATE OR REPLACE FUNCTION memvault._audit_redact_v1(p_vault uuid, p_blocks bigint[] DEFAULT NULL,
                                                      p_texts text[] DEFAULT NULL)
     RETURNS integer
@@ -37,10 +38,10 @@ BEGIN
       INTO v_needles FROM unnest(p_texts) AS t WHERE length(t) >= 8;
     PERFORM set_config('memvault.purge_vault', p_vault::text, true);
     EXECUTE format('UPDATE memvault.audit_log a SET %s WHERE a.vault_id = $1 '
-                   'AND a.detail IS DISTINCT FROM %L::jsonb '
+                   'AND a.detail IS DISTINCT FROM %L::jsonb AND a.action <> %L '
                    'AND ($2::bigint[] IS NULL OR a.block_id = ANY ($2) '
                    '     OR EXISTS (SELECT 1 FROM unnest($3::text[]) n WHERE strpos(%s, n) > 0))',
-                   v_set, '{"redacted": "erasure"}', v_text)
+                   v_set, '{"redacted": "erasure"}', 'block.delete', v_text)
         USING p_vault, p_blocks, coalesce(v_needles, '{}');
     GET DIAGNOSTICS v_n = ROW_COUNT;
     PERFORM set_config('memvault.purge_vault', '', true);
@@ -139,6 +140,7 @@ DECLARE
     v_audit    integer;
     v_logs     integer;
     v_texts    text[];
+    v_table    text;
 BEGIN
     SELECT graph_name INTO v_graph FROM memvault.vault WHERE id = p_vault;
     IF NOT EXISTS (SELECT 1 FROM memvault.block WHERE vault_id = p_vault AND id = p_block) THEN
@@ -189,6 +191,16 @@ BEGIN
                        'WHERE n.eid IN $eids DETACH DELETE n $c$, $1) AS (x ag_catalog.agtype)', v_graph)
             USING jsonb_build_object('eids', to_jsonb(v_entities))::text::ag_catalog.agtype;
     END IF;
+    -- Rows derived from it by the background track (the dream's review queue and discoveries) and knowledge gaps:
+    -- any row of these tables whose JSON holds one of the purged texts goes.
+    FOREACH v_table IN ARRAY ARRAY['review_queue', 'discovery_inbox', 'knowledge_gap'] LOOP
+        IF to_regclass(format('memvault.%I', v_table)) IS NOT NULL THEN
+            EXECUTE format('DELETE FROM memvault.%I x WHERE x.vault_id = $1 AND EXISTS (SELECT 1 FROM unnest($2::text[]) t '
+                           'WHERE length(t) >= 8 AND strpos(to_jsonb(x)::text, '
+                           'left(substr(to_jsonb(t)::text, 2, length(to_jsonb(t)::text) - 2), 200)) > 0)', v_table)
+                USING p_vault, coalesce(v_texts, '{}');
+        END IF;
+    END LOOP;
     -- Logs and caches that hold it.
     UPDATE memvault.recall_log SET query = '' WHERE vault_id = p_vault AND returned_ids && v_blocks AND query <> '';
     GET DIAGNOSTICS v_logs = ROW_COUNT;
