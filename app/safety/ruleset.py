@@ -127,9 +127,7 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
-    left = max(text.rfind(ch, 0, start) for ch in ".!?。！？\n") + 1
-    m = _SENTENCE_END.search(text, end)
-    right = m.end() if m else len(text)
+    left, right = structure.sentence_around(text, start, end)
     return text[left:right]
 
 

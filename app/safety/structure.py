@@ -34,12 +34,17 @@ _OBLIGES_OR_ADDRESSES = re.compile(
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
 
 
+def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of the sentence that holds ``text[start:end]``."""
+    left = max(text.rfind(ch, 0, start) for ch in ".!?。！？\n") + 1
+    m = _SENTENCE_END.search(text, end)
+    return left, m.end() if m else len(text)
+
+
 def described(text: str, start: int, end: int) -> bool:
     """Is the span ``text[start:end]`` (an instruction-override or extraction phrase) described, not ordered?"""
-    left = max(text.rfind(ch, 0, start) for ch in ".!?\n") + 1
-    m = _SENTENCE_END.search(text, end)
-    sentence = text[left : m.end() if m else len(text)]
-    return bool(_DESCRIBED_BEFORE.search(text[left:start])) and not _OBLIGES_OR_ADDRESSES.search(sentence)
+    left, right = sentence_around(text, start, end)
+    return bool(_DESCRIBED_BEFORE.search(text[left:start])) and not _OBLIGES_OR_ADDRESSES.search(text[left:right])
 
 
 _SECOND_PERSON = re.compile(

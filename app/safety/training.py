@@ -192,18 +192,12 @@ def fit_semantic(docs: Sequence[Doc], vectors: np.ndarray, idx: Sequence[int], *
     x = vectors[rows]
     y = np.array([docs[i].y for i in rows], dtype=np.float64)
     w, b = fit_logistic(x, y, _sample_weights([docs[i].kind for i in rows]))
-    thresholds = {"high": 0.9, "medium": 0.7}
-    folds = dict(zip(idx, cv_folds([docs[i] for i in idx], INNER_FOLDS)))
-    if inner and _splittable(docs, idx, folds):
-        scored = [i for i in idx if docs[i].kind in ("chat", "benign")]
-        oof = np.zeros(len(scored))
-        for f in range(INNER_FOLDS):
-            tr = [i for i in idx if folds[i] != f]
-            wi, bi = fit_logistic(*_xy_sw(docs, vectors, _fit_rows(docs, tr, seed + 1 + f)))
-            for j, i in enumerate(scored):
-                if folds[i] == f:
-                    oof[j] = 1.0 / (1.0 + np.exp(-(float(vectors[i] @ wi) + bi)))
-        thresholds = _thresholds(oof, [docs[i].kind for i in scored])
+
+    def fit_fold(train: list[int], fold_seed: int) -> Callable[[int], float]:
+        wi, bi = fit_logistic(*_xy_sw(docs, vectors, _fit_rows(docs, train, fold_seed)))
+        return lambda i: 1.0 / (1.0 + np.exp(-(float(vectors[i] @ wi) + bi)))
+
+    thresholds = (inner and _inner_thresholds(docs, idx, seed, fit_fold)) or {"high": 0.9, "medium": 0.7}
     fams = [f for f in FAMILIES if any(docs[i].kind == "attack" and docs[i].family == f for i in rows)]
     cents = []
     for f in fams:
@@ -215,10 +209,23 @@ def fit_semantic(docs: Sequence[Doc], vectors: np.ndarray, idx: Sequence[int], *
                             embedder=embedder, trained_on=_describe(docs, rows))
 
 
-def _splittable(docs: Sequence[Doc], idx: Sequence[int], folds: dict[int, int]) -> bool:
-    """Does every inner training split hold attacks and benign texts? (Not on tiny inputs: then the default
-    thresholds stand.)"""
-    return all(len({docs[i].y for i in idx if folds[i] != f and trainable(docs[i])}) == 2 for f in range(INNER_FOLDS))
+def _inner_thresholds(
+    docs: Sequence[Doc], idx: Sequence[int], seed: int, fit_fold: Callable[[list[int], int], Callable[[int], float]],
+) -> dict[str, float] | None:
+    """Thresholds from out-of-fold scores of ``docs[idx]``'s negatives (an inner grouped split; ``fit_fold(train,
+    seed)`` fits a model and returns its scorer). None when a split lacks attacks or benign texts (tiny inputs)."""
+    folds = dict(zip(idx, cv_folds([docs[i] for i in idx], INNER_FOLDS)))
+    for f in range(INNER_FOLDS):
+        if len({docs[i].y for i in idx if folds[i] != f and trainable(docs[i])}) < 2:
+            return None
+    scored = [i for i in idx if docs[i].kind in ("chat", "benign")]
+    oof = np.zeros(len(scored))
+    for f in range(INNER_FOLDS):
+        score = fit_fold([i for i in idx if folds[i] != f], seed + 1 + f)
+        for j, i in enumerate(scored):
+            if folds[i] == f:
+                oof[j] = score(i)
+    return _thresholds(oof, [docs[i].kind for i in scored])
 
 
 def _xy_sw(docs: Sequence[Doc], vectors: np.ndarray, rows: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -245,18 +252,13 @@ def fit_ngram(docs: Sequence[Doc], idx: Sequence[int], seed: int = 0, inner: boo
 
     rows = _fit_rows(docs, idx, seed)
     w, b = _ngram_weights(docs, rows, seed)
-    thresholds = {"high": 0.9, "medium": 0.6}
-    folds = dict(zip(idx, cv_folds([docs[i] for i in idx], INNER_FOLDS)))
-    if inner and _splittable(docs, idx, folds):
-        scored = [i for i in idx if docs[i].kind in ("chat", "benign")]
-        oof = np.zeros(len(scored))
-        for f in range(INNER_FOLDS):
-            wi, bi = _ngram_weights(docs, _fit_rows(docs, [i for i in idx if folds[i] != f], seed + 1 + f), seed)
-            fold_model = clf.InjectionClassifier(wi.astype(np.float32), bi, 1.0, 1.0, "inner")
-            for j, i in enumerate(scored):
-                if folds[i] == f:
-                    oof[j] = fold_model.probability(docs[i].text)
-        thresholds = _thresholds(oof, [docs[i].kind for i in scored])
+
+    def fit_fold(train: list[int], fold_seed: int) -> Callable[[int], float]:
+        wi, bi = _ngram_weights(docs, _fit_rows(docs, train, fold_seed), seed)
+        model = clf.InjectionClassifier(wi.astype(np.float32), bi, 1.0, 1.0, "inner")
+        return lambda i: model.probability(docs[i].text)
+
+    thresholds = (inner and _inner_thresholds(docs, idx, seed, fit_fold)) or {"high": 0.9, "medium": 0.6}
     return clf.InjectionClassifier(w.astype(np.float32), b, thresholds["high"], thresholds["medium"],
                                    trained_on=_describe(docs, rows))
 
