@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-16)
 
-.PHONY: serve test venv db migrate bench clean-venv
+.PHONY: serve test venv db migrate bench browser clean-venv
 
 $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,18 @@ migrate: db
 serve: migrate
 	$(VENV)/bin/memvault serve --local-key
 
-test: db
+# Headless Chromium for the inspector's browser tests (Debian's packages; selenium drives them). Quick when they
+# are there; installed as root when missing (CI runs as root on a clean clone); otherwise those tests are skipped
+# and say why.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "make: installing chromium and chromium-driver for the browser tests"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null; }; \
+	else echo "make: chromium / chromium-driver missing and not root: the browser tests will be skipped"; fi
+
+test: db browser
 	$(VENV)/bin/python -m pytest -q
 
 bench: migrate

@@ -30,6 +30,8 @@ _CONTROLLERS = (
     "app.api.browse:EntityController",
     "app.portability.api:PortabilityController",
     "app.interfaces.inspector:InspectorController",
+    "app.interfaces.inspector_auth:InspectorLoginController",
+    "app.interfaces.inspector_review:InspectorReviewController",
     "app.background.api:DreamController",
     "app.background.api:ReviewController",
     "app.background.api:DiscoveryController",

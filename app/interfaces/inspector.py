@@ -1,14 +1,19 @@
 """The inspector page, ``/inspect``: what a vault holds and why recall returns what it returns, in a browser.
 
-Read-only and server-rendered (no script: the page sends a Content-Security-Policy that forbids any). Memories are
-untrusted text, so everything shown is HTML-escaped.
+Server-rendered, no script (the page sends a Content-Security-Policy that forbids any; the entity graph is inline
+SVG drawn on the server). Memories are untrusted text, so everything shown is HTML-escaped. A person signs in with
+an API key once (``app.interfaces.inspector_auth``); every page checks that key's vault and scope. Read-only except
+the review queue's approve / reject and the discovery inbox's dismiss (``app.interfaces.inspector_review``).
 - ``/inspect``: the vaults, with their memories, sessions, turns and graph size, and the models in use.
 - ``/inspect/{vault}``: a recall form (query, thinking mode, valid time, transaction time); its answer shows the
   intent and mode, each stage's milliseconds, the events (attention gate, breaker, speaker, cohesion...), the token
   use, and every card with its score and the multiplier of each scoring stage. Without a query, the newest
   memories. An inspector recall is a real recall (it is in ``recall_log``), but it counts as no access to the
   memories it shows (no write-back) and skips the prefetch cache.
-- ``/inspect/{vault}/memories/{id}``: one memory: its fields, earlier versions and every place it was said.
+  A search form lists memories by text, category and state (``GET .../memories``'s filters), a page at a time.
+- ``/inspect/{vault}/memories/{id}``: one memory: its fields, its history in both times (each version's valid time
+  and the transaction time it was believed in), every place it was said, and the entity graph around it.
+- ``/inspect/{vault}/entities/{id}``: an entity's relations two hops out, as a picture and a table.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from datetime import datetime
 from html import escape
 from typing import Any
 
-from litestar import Controller, Response, get
+from litestar import Controller, Request, Response, get
 from litestar.enums import MediaType
 from pydantic import ValidationError
 
 from app.auth import Principal
 from app.errors import InvalidInput, MemvaultError, field_problems
+from app.interfaces.inspector_auth import LoginRequired, inspector_guard, login_redirect, principal_of
 from app.read.api import RecallIn
 from app.services import Services
 from app.vaults import Vault, get_vault, list_vaults
@@ -32,7 +38,8 @@ STYLE = """body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:
 table{border-collapse:collapse;width:100%;margin:.5em 0 1.2em}th,td{border-bottom:1px solid #ddd;padding:.3em .5em;
 text-align:left;vertical-align:top}th{background:#f4f4f4}td.n{text-align:right;white-space:nowrap}
 .f{color:#666;font-size:12px}pre{white-space:pre-wrap;background:#f8f8f8;padding:.6em}input,select{font:inherit}
-.err{color:#a00}a{color:#0645ad}"""
+.err{color:#a00}a{color:#0645ad}nav{display:flex;justify-content:space-between;align-items:center}
+nav form{margin:0}form{margin:.4em 0}svg.graph{max-width:100%;height:auto}"""
 
 
 def _e(value: Any) -> str:
@@ -41,7 +48,8 @@ def _e(value: Any) -> str:
 
 def _page(title: str, body: str, status: int = 200) -> Response:
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)} · memvault</title>"
-            f"<style>{STYLE}</style></head><body><p><a href='/inspect'>memvault inspector</a></p>"
+            f"<style>{STYLE}</style></head><body><nav><a href='/inspect'>memvault inspector</a>"
+            "<form method='post' action='/inspect/logout'><button id='sign-out'>Sign out</button></form></nav>"
             f"<h1>{_e(title)}</h1>{body}</body></html>")
     return Response(html, media_type=MediaType.HTML, status_code=status,
                     headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
@@ -78,6 +86,9 @@ async def _overview(services: Services, vault: Vault) -> dict[str, Any]:
 class InspectorController(Controller):
     path = "/inspect"
     include_in_schema = False
+    opt = {"public": True}  # not the API guard's 401: the inspector's own guard sends a browser to sign in
+    guards = [inspector_guard]
+    exception_handlers = {LoginRequired: login_redirect}
 
     @get("/", opt={"cross_vault": "filter"})  # the vaults the key may see (app.api.guard)
     async def index(self, services: Services, principal: Principal) -> Response:
@@ -98,7 +109,8 @@ class InspectorController(Controller):
 
     @get("/{vault:str}")
     async def vault(self, vault: str, services: Services, q: str | None = None, thinking: str | None = None,
-                    as_of: str | None = None, known_at: str | None = None) -> Response:
+                    as_of: str | None = None, known_at: str | None = None, text: str | None = None,
+                    category: str | None = None, which: str | None = None, cursor: str | None = None) -> Response:
         try:
             v = await get_vault(services.db, vault)
             o = await _overview(services, v)
@@ -106,11 +118,15 @@ class InspectorController(Controller):
                      f"{_e(o.get('retracted'))} retracted) · {_e(o.get('sessions'))} sessions "
                      f"({_e(o.get('open_sessions'))} open) · {_e(o.get('turns'))} turns · "
                      f"{_e(o.get('entities'))} entities · {_e(o.get('triples'))} triples</p>")
-            form = _form(v.name, q, thinking, as_of, known_at)
+            links = (f"<p><a id='review' href='/inspect/{_e(v.name)}/review'>review queue and discovery inbox</a>"
+                     "</p>")
+            form = _form(v.name, q, thinking, as_of, known_at) + _search_form(v.name, text, category, which)
             if q:
-                body = facts + form + await _recall_section(services, v, q, thinking, as_of, known_at)
+                body = facts + links + form + await _recall_section(services, v, q, thinking, as_of, known_at)
+            elif text is not None or category or which or cursor:
+                body = facts + links + form + await _search_section(services, v, text, category, which, cursor)
             else:
-                body = facts + form + await _recent_section(services, v)
+                body = facts + links + form + await _recent_section(services, v)
         except MemvaultError as exc:
             return _error(exc)
         return _page(f"Vault {vault}", body)
@@ -133,17 +149,99 @@ class InspectorController(Controller):
                 f"<pre>{_e(m['content'])}</pre>", _table(["field", "value"], rows)]
         if m.get("summary") or m.get("digest"):
             body.append(f"<h2>Summary and digest</h2><pre>{_e(m.get('summary'))}</pre><pre>{_e(m.get('digest'))}</pre>")
-        if m["history"]:
-            body.append("<h2>Earlier versions</h2>" + _table(
-                ["version", "content", "valid at", "recorded at"],
-                [[_td(h.get("version"), num=True), _td(h.get("content")), _td(h.get("valid_at")),
-                  _td(h.get("recorded_at"))] for h in m["history"]]))
+        body.append("<h2>History</h2><p class='f'>Valid time: when it was true. Transaction time: when the vault "
+                    "believed this version (recorded until replaced or retracted).</p>" + _table(
+            ["version", "content", "valid from", "valid until", "recorded", "replaced", "retracted"],
+            [[_td(h.get("version"), num=True), _td(h.get("content")), _td(h.get("valid_at")),
+              _td(h.get("invalid_at") or "still true"), _td(h.get("recorded_at")),
+              _td(h.get("replaced_at") or "current"), _td(h.get("retracted_at"))]
+             for h in [{**m, "replaced_at": None}, *m["history"]]]))
+        body.append(await _memory_graph(services, v, block_id))
         if m["sources"]:
             body.append("<h2>Where it was said</h2>" + _table(
                 ["turn", "session", "source", "said at", "decision"],
                 [[_td(s["turn_id"], num=True), _td(s["session_id"]), _td(s["source_kind"]), _td(s["said_at"]),
                   _td(s["decision"])] for s in m["sources"]]))
         return _page(f"Memory {block_id} in {vault}", "".join(body))
+
+
+    @get("/{vault:str}/entities/{entity_id:int}")
+    async def entity(self, vault: str, entity_id: int, services: Services) -> Response:
+        from app.api.browse import find_entity
+        from app.interfaces.graph_svg import graph_svg
+
+        try:
+            v = await get_vault(services.db, vault)
+            e = await find_entity(services, v, str(entity_id))
+            rows = await services.db.fetchall("SELECT * FROM memvault.entity_neighbourhood_v1(%s, 2)",
+                                              (entity_id,), vault_id=v.id)
+        except MemvaultError as exc:
+            return _error(exc)
+        body = [f"<p><a href='/inspect/{_e(v.name)}'>back to {_e(v.name)}</a> · mentioned {_e(e['mention_count'])}"
+                " times</p>",
+                graph_svg(rows, {entity_id}, lambda n: f"/inspect/{v.name}/entities/{n}") if rows else
+                "<p>No relations.</p>"]
+        if rows:
+            body.append(_table(["hop", "subject", "relation", "object", "valid from", "until", "said in"], [
+                [_td(r["hop"], num=True), _td(r["subject"]), _td(r["predicate"]), _td(r["object"]),
+                 _td(r["valid_at"]), _td(r["invalid_at"]),
+                 _memory_link(v.name, r["evidence_block_id"]) if r["evidence_block_id"] else _td(None)]
+                for r in rows]))
+        return _page(f"Entity {e['name']}", "".join(body))
+
+
+async def _memory_graph(services: Services, vault: Vault, block_id: int) -> str:
+    """The relations this memory is the evidence of, and one hop around each of its entities."""
+    from app.interfaces.graph_svg import graph_svg
+
+    focus = {r["entity_id"] for r in await services.db.fetchall(
+        "SELECT * FROM memvault.block_entities_v1(%s)", (block_id,), vault_id=vault.id)}
+    if not focus:
+        return "<h2>Entity graph</h2><p>No entities from this memory yet (the worker builds the graph).</p>"
+    relations: dict[int, dict] = {}
+    for entity_id in sorted(focus):
+        for r in await services.db.fetchall("SELECT * FROM memvault.entity_neighbourhood_v1(%s, 1)", (entity_id,),
+                                            vault_id=vault.id):
+            relations.setdefault(r["triple_id"], r)
+    picture = graph_svg(relations.values(), focus, lambda n: f"/inspect/{vault.name}/entities/{n}")
+    return f"<h2>Entity graph</h2><p class='f'>Click an entity for its own neighbourhood.</p>{picture}"
+
+
+def _search_form(vault: str, text: str | None, category: str | None, which: str | None) -> str:
+    from typing import get_args
+
+    from app.write.schemas import Category
+
+    cats = "".join(f"<option value='{c}'{' selected' if category == c else ''}>{c or 'any category'}</option>"
+                   for c in ("", *get_args(Category)))
+    states = "".join(f"<option value='{w}'{' selected' if (which or 'current') == w else ''}>{w}</option>"
+                     for w in ("current", "superseded", "retracted", "all"))
+    return (f"<form id='search' method='get' action='/inspect/{_e(vault)}'><input name='text' size='40' "
+            f"placeholder='search memories...' value='{_e(text)}'> <select name='category'>{cats}</select> "
+            f"<select name='which'>{states}</select> <button id='search-button'>Search</button></form>")
+
+
+async def _search_section(services: Services, vault: Vault, text: str | None, category: str | None,
+                          which: str | None, cursor: str | None) -> str:
+    from urllib.parse import urlencode
+
+    from app.api.browse import list_memories
+
+    filters = {"contains": (text or "").strip() or None, "category": category or None,
+               "state": which if which in ("current", "superseded", "retracted", "all") else "current"}
+    found = await list_memories(services, vault.name, filters, 50, cursor)
+    if not found.items:
+        return "<h2>Search</h2><p>No memory matches.</p>"
+    table = _table(["id", "memory", "category", "state", "valid from", "recorded", "feedback"], [
+        [_memory_link(vault.name, m.id), _td(m.content), _td(m.category),
+         _td("retracted" if m.retracted_at else "superseded" if m.superseded_by else "current"), _td(m.valid_at),
+         _td(m.recorded_at), _td(f"+{m.feedback_up} / -{m.feedback_down}")] for m in found.items])
+    more = ""
+    if found.next_cursor:
+        query = urlencode({"text": text or "", "category": category or "", "which": which or "current",
+                           "cursor": found.next_cursor})
+        more = f"<p><a id='next-page' href='/inspect/{_e(vault.name)}?{_e(query)}'>next page</a></p>"
+    return f"<h2>Search</h2>{table}{more}"
 
 
 def _memory_link(vault: str, block_id: Any) -> str:

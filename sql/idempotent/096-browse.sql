@@ -181,3 +181,14 @@ CREATE OR REPLACE FUNCTION memvault.entity_neighbourhood_v1(p_entity bigint, p_h
     JOIN memvault.entity o ON o.vault_id = t.vault_id AND o.id = g.object_id
     ORDER BY g.hop, g.triple_id
 $$;
+
+-- The entities a memory speaks of: both ends of the relations it is the evidence of.
+CREATE OR REPLACE FUNCTION memvault.block_entities_v1(p_block_id bigint)
+    RETURNS TABLE (entity_id bigint)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    SELECT DISTINCT x.eid FROM memvault.triple t
+    CROSS JOIN LATERAL (VALUES (t.subject_id), (t.object_id)) AS x(eid)
+    WHERE t.vault_id = memvault.current_vault_id() AND t.evidence_block_id = p_block_id
+$$;

@@ -192,3 +192,42 @@ async def test_inspector_memory_page_and_errors(client) -> None:
     bad_mode = await client.get("/inspect/insp", params={"q": "x", "thinking": "medium"})
     assert bad_mode.status_code == 422 and "thinking" in bad_mode.text
     assert "inspect" not in (await client.get("/schema/openapi.json")).text
+
+
+async def test_inspector_sign_in_cookie_and_what_a_key_may_do(services, admin_key) -> None:
+    from litestar.testing import AsyncTestClient
+
+    from app.api.app import create_app
+    from app.keys import create_key
+    from app.vaults import create_vault
+
+    await create_vault(services.db, "insp")
+    await create_vault(services.db, "other")
+    reader, _ = await create_key(services.db, scope="read", vault="insp")
+    async with AsyncTestClient(app=create_app(services.settings, services=services)) as c:
+        bare = await c.get("/inspect/insp", follow_redirects=False)
+        assert bare.status_code == 303
+        assert bare.headers["location"].startswith("/inspect/login?next=/inspect/insp")
+        form = await c.get("/inspect/login")
+        assert form.status_code == 200 and "name='key'" in form.text and "script" not in form.text
+        wrong = await c.post("/inspect/login", data={"key": "nope", "next": "/inspect/insp"})
+        assert wrong.status_code == 401 and "class='err'" in wrong.text
+        escape = await c.post("/inspect/login", data={"key": reader, "next": "//evil.example/x"},
+                              follow_redirects=False)
+        assert escape.status_code == 303 and escape.headers["location"] == "/inspect"  # never an open redirect
+        cookie = escape.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict") and "Path=/inspect" in cookie
+        assert (await c.get("/inspect/insp")).status_code == 200  # the cookie signs every page in
+        index = await c.get("/inspect")
+        assert "/inspect/insp'" in index.text and "/inspect/other'" not in index.text  # a key for one vault
+        other = await c.get("/inspect/other", follow_redirects=False)
+        assert other.status_code == 303 and "bound+to+vault" in other.headers["location"].replace("%20", "+")
+        # a read key cannot decide a review; nor can a page of another site make the browser POST
+        denied = await c.post("/inspect/insp/review/1/approve", follow_redirects=False)
+        assert denied.status_code == 303 and "scope" in denied.headers["location"]
+        await c.post("/inspect/logout")
+        assert (await c.get("/inspect/insp", follow_redirects=False)).status_code == 303
+        c.cookies.set("memvault_key", admin_key, path="/inspect")
+        forged = await c.post("/inspect/insp/review/1/approve", headers={"origin": "http://evil.example"},
+                              follow_redirects=False)
+        assert forged.status_code == 303 and "inspector" in forged.headers["location"]

@@ -1,0 +1,91 @@
+"""The inspector's review page, ``/inspect/{vault}/review``: the background track's review queue (what it would not
+change alone) with approve / reject buttons, and its discovery inbox (insights, knowledge gaps, surprising links)
+with dismiss. The buttons are plain form POSTs (no script), which need a key with scope write; each decision is the
+background track's own (``app.background.review.decide``), made and audited as the signed-in key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.response import Redirect
+
+from app.background import review
+from app.errors import MemvaultError
+from app.interfaces.inspector import _e, _error, _page, _table, _td
+from app.interfaces.inspector_auth import LoginRequired, inspector_guard, login_redirect, principal_of
+from app.services import Services
+from app.vaults import get_vault
+
+
+class InspectorReviewController(Controller):
+    path = "/inspect/{vault:str}"
+    include_in_schema = False
+    opt = {"public": True}
+    guards = [inspector_guard]
+    exception_handlers = {LoginRequired: login_redirect}
+
+    @get("/review")
+    async def page(self, vault: str, services: Services, done: str | None = None) -> Response:
+        try:
+            v = await get_vault(services.db, vault)
+            open_items = [q for q in await review.list_items(services.db, v.id, limit=100)
+                          if q["status"] in ("PENDING", "CLAIMED")]
+            decided = [q for q in await review.list_items(services.db, v.id, limit=20)
+                       if q["status"] in ("APPROVED", "REJECTED")]
+            inbox = [r["d"] for r in await services.db.fetchall("SELECT d FROM memvault.discovery_list_v1() d",
+                                                                vault_id=v.id)]
+        except MemvaultError as exc:
+            return _error(exc)
+        body = [f"<p><a href='/inspect/{_e(v.name)}'>back to {_e(v.name)}</a></p>"]
+        if done:
+            body.append(f"<p id='done'>{_e(done)}</p>")
+        body.append("<h2>Review queue</h2>")
+        body.append(_table(["#", "kind", "proposal", "why", "confidence", "impact", "due", ""], [
+            [_td(q["id"], num=True), _td(q["kind"]), _td(_proposal(q["proposal"])), _td(q["reason"]),
+             _td(q["confidence"], num=True), _td(q["impact"], num=True), _td(q["due_at"]),
+             f"<td>{_button(v.name, 'review', q['id'], 'approve')} {_button(v.name, 'review', q['id'], 'reject')}"
+             "</td>"] for q in open_items]) if open_items else "<p>Nothing waits for a decision.</p>")
+        if decided:
+            body.append("<h3>Decided</h3>" + _table(["#", "kind", "proposal", "decision", "by", "when"], [
+                [_td(q["id"], num=True), _td(q["kind"]), _td(_proposal(q["proposal"])), _td(q["status"]),
+                 _td(q.get("decided_by")), _td(q.get("decided_at"))] for q in decided]))
+        body.append("<h2>Discovery inbox</h2>")
+        body.append(_table(["#", "kind", "finding", "score", "found", ""], [
+            [_td(d["id"], num=True), _td(d["kind"]), _td(d["title"]), _td(round(d["score"], 3), num=True),
+             _td(d["created_at"]), f"<td>{_button(v.name, 'inbox', d['id'], 'dismiss')}</td>"] for d in inbox])
+            if inbox else "<p>The inbox is empty (the dream loop fills it).</p>")
+        return _page(f"Review · {vault}", "".join(body))
+
+    @post("/review/{item_id:int}/{action:str}")
+    async def decide(self, vault: str, item_id: int, action: str, request: Request, services: Services) -> Response:
+        if action not in ("approve", "reject"):
+            return _page("Error", f"<p class='err'>unknown action {_e(action)}</p>", 404)
+        try:
+            v = await get_vault(services.db, vault)
+            q = await review.decide(services.db, v.id, item_id, approve=action == "approve",
+                                    by=principal_of(request).actor, note="inspector")
+        except MemvaultError as exc:
+            return _error(exc)
+        return Redirect(f"/inspect/{v.name}/review?done=item {item_id} {q.get('status', '').lower()}",
+                        status_code=303)
+
+    @post("/inbox/{item_id:int}/dismiss")
+    async def dismiss(self, vault: str, item_id: int, services: Services) -> Response:
+        try:
+            v = await get_vault(services.db, vault)
+            await services.db.fetchone("SELECT memvault.discovery_dismiss_v1(%s) AS d", (item_id,), vault_id=v.id)
+        except MemvaultError as exc:
+            return _error(exc)
+        return Redirect(f"/inspect/{v.name}/review?done=finding {item_id} dismissed", status_code=303)
+
+
+def _button(vault: str, area: str, item_id: int, action: str) -> str:
+    return (f"<form method='post' action='/inspect/{_e(vault)}/{area}/{item_id}/{action}' style='display:inline'>"
+            f"<button id='{action}-{item_id}'>{action}</button></form>")
+
+
+def _proposal(p: Any) -> str:
+    if isinstance(p, dict):
+        return ", ".join(f"{k}: {v}" for k, v in p.items())
+    return str(p)
