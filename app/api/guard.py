@@ -2,7 +2,7 @@
 
 Open without a key: handlers whose ``opt`` (or their controller's or router's) has ``public`` (``/health``, the
 OpenAPI documents under ``/docs``). Every other request needs an API key (``Authorization: Bearer <key>``,
-``X-API-Key: <key>``, or HTTP Basic with the key as password, so a browser can ask for it on ``/inspect``):
+``X-API-Key: <key>``, HTTP Basic with the key as password, or on ``/inspect`` the inspector's sign-in cookie):
 - the scope comes from the method (GET/HEAD read; POST, PUT, PATCH, DELETE write) unless the handler says
   ``opt={"scope": ...}`` (recall is a POST that reads);
 - a route with ``{vault}`` in its path needs a key for that vault (or for every vault);
@@ -26,6 +26,7 @@ from app.auth import Principal, authenticate
 from app.db.connector import act_as
 from app.errors import Unauthorized
 
+INSPECTOR_COOKIE = "memvault_key"
 METHOD_SCOPE = {"GET": "read", "HEAD": "read", "OPTIONS": "read", "POST": "write", "PUT": "write",
                 "PATCH": "write", "DELETE": "write"}
 
@@ -43,7 +44,11 @@ def presented_key(connection: ASGIConnection) -> str | None:
             except (binascii.Error, UnicodeDecodeError) as exc:
                 raise Unauthorized("malformed Basic credentials", hint="the API key is the password") from exc
         raise Unauthorized(f"unsupported Authorization scheme {kind!r}", hint="use 'Authorization: Bearer <key>'")
-    return connection.headers.get("x-api-key")
+    key = connection.headers.get("x-api-key")
+    if key is None and connection.scope["path"].startswith("/inspect"):
+        # the inspector's sign-in cookie (app.interfaces.inspector_auth): HttpOnly, SameSite=Strict, Path=/inspect
+        key = connection.cookies.get(INSPECTOR_COOKIE)
+    return key
 
 
 def required_scope(connection: ASGIConnection, handler: BaseRouteHandler) -> str:

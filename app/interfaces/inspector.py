@@ -27,8 +27,8 @@ from litestar.enums import MediaType
 from pydantic import ValidationError
 
 from app.auth import Principal
-from app.errors import InvalidInput, MemvaultError, field_problems
-from app.interfaces.inspector_auth import LoginRequired, inspector_guard, login_redirect, principal_of
+from app.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized, field_problems
+from app.interfaces.inspector_auth import refused, same_origin
 from app.read.api import RecallIn
 from app.services import Services
 from app.vaults import Vault, get_vault, list_vaults
@@ -86,9 +86,8 @@ async def _overview(services: Services, vault: Vault) -> dict[str, Any]:
 class InspectorController(Controller):
     path = "/inspect"
     include_in_schema = False
-    opt = {"public": True}  # not the API guard's 401: the inspector's own guard sends a browser to sign in
-    guards = [inspector_guard]
-    exception_handlers = {LoginRequired: login_redirect}
+    guards = [same_origin]
+    exception_handlers = {Unauthorized: refused, Forbidden: refused}  # a browser is sent to sign in
 
     @get("/", opt={"cross_vault": "filter"})  # the vaults the key may see (app.api.guard)
     async def index(self, services: Services, principal: Principal) -> Response:
@@ -165,21 +164,21 @@ class InspectorController(Controller):
         return _page(f"Memory {block_id} in {vault}", "".join(body))
 
 
-    @get("/{vault:str}/entities/{entity_id:int}")
-    async def entity(self, vault: str, entity_id: int, services: Services) -> Response:
+    @get("/{vault:str}/entities/{entity:str}")
+    async def entity(self, vault: str, entity: str, services: Services) -> Response:
         from app.api.browse import find_entity
         from app.interfaces.graph_svg import graph_svg
 
         try:
             v = await get_vault(services.db, vault)
-            e = await find_entity(services, v, str(entity_id))
+            e = await find_entity(services, v, entity)
             rows = await services.db.fetchall("SELECT * FROM memvault.entity_neighbourhood_v1(%s, 2)",
-                                              (entity_id,), vault_id=v.id)
+                                              (e["id"],), vault_id=v.id)
         except MemvaultError as exc:
             return _error(exc)
         body = [f"<p><a href='/inspect/{_e(v.name)}'>back to {_e(v.name)}</a> · mentioned {_e(e['mention_count'])}"
                 " times</p>",
-                graph_svg(rows, {entity_id}, lambda n: f"/inspect/{v.name}/entities/{n}") if rows else
+                graph_svg(rows, {e["id"]}, lambda n: f"/inspect/{v.name}/entities/{n}") if rows else
                 "<p>No relations.</p>"]
         if rows:
             body.append(_table(["hop", "subject", "relation", "object", "valid from", "until", "said in"], [

@@ -3,9 +3,10 @@
 ``POST /inspect/login`` checks the key (``app.auth.authenticate``) and sets it as the cookie ``memvault_key``:
 HttpOnly (no script could read it, and the pages run none), SameSite=Strict (no other site's page can make the
 browser send it: the review buttons' POSTs cannot be forged cross-site), Path=/inspect (the API never sees it) and
-for 8 hours. ``POST /inspect/logout`` drops it. A request without a usable cookie may still carry the key the API
-way (``Authorization: Bearer``, ``X-API-Key`` or Basic), for scripts and tests; a browser without either is sent to
-the form. Every inspector page checks the key's vault and scope (GET read, POST write) as the API guard does.
+for 8 hours. ``POST /inspect/logout`` drops it. The API's own guard (``app.api.guard``) reads that cookie on
+``/inspect`` as it reads a key header anywhere, so every inspector page is checked like any route (vault binding;
+GET read, POST write). Refused, a browser (it asks for text/html) is sent to the form with the reason; any other
+client gets the API's 401 / 403. A POST must also come from the inspector's own pages (same origin).
 """
 
 from __future__ import annotations
@@ -20,55 +21,33 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.params import Body
 from litestar.response import Redirect
 
+from app.api.errors import memvault_error_handler
+from app.api.guard import INSPECTOR_COOKIE
 from app.auth import Principal, authenticate
-from app.db.connector import act_as
-from app.errors import Forbidden, MemvaultError, Unauthorized
+from app.errors import Forbidden, MemvaultError
 
-COOKIE = "memvault_key"
 MAX_AGE = 8 * 3600
 
 
-class LoginRequired(Exception):
-    """No key, or one that cannot open this page: the browser goes to the form (with why)."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__(why)
-        self.why = why
-
-
-async def inspector_guard(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
-    from app.api.guard import presented_key
-
-    key = connection.cookies.get(COOKIE) or presented_key(connection)
-    if not key:
-        raise LoginRequired("sign in with an API key")
-    try:
-        principal = await authenticate(connection.app.state.services.db, key)
-        scope = "read" if connection.scope["method"] in ("GET", "HEAD") else "write"  # type: ignore[typeddict-item]
-        vault = connection.path_params.get("vault")
-        if vault is not None:
-            principal.require(vault, scope)
-        elif scope != "read":
-            principal.require(None, scope)
-    except (Unauthorized, Forbidden) as exc:
-        raise LoginRequired(exc.message) from exc
-    if scope != "read" and not _same_origin(connection):
-        raise LoginRequired("a change must come from the inspector's own pages")
-    connection.state.principal = principal
-    act_as(principal.actor)
-
-
-def _same_origin(connection: ASGIConnection) -> bool:
+async def same_origin(connection: ASGIConnection, _: BaseRouteHandler) -> None:
     """Defence in depth beside SameSite=Strict: a browser's POST names its origin; it must be this host."""
+    if connection.scope["method"] in ("GET", "HEAD"):  # type: ignore[typeddict-item]
+        return
     origin = connection.headers.get("origin")
-    if not origin or origin == "null":
-        return connection.headers.get("sec-fetch-site") in (None, "same-origin")
-    return urlsplit(origin).netloc == connection.headers.get("host")
+    if origin and origin != "null" and urlsplit(origin).netloc == connection.headers.get("host"):
+        return
+    if not origin and connection.headers.get("sec-fetch-site") in (None, "same-origin"):
+        return
+    raise Forbidden("a change in the inspector must come from its own pages",
+                    hint="use the inspector's buttons, or the REST API with a key")
 
 
-def login_redirect(request: Request, exc: LoginRequired) -> Response:
+def refused(request: Request, exc: MemvaultError) -> Response:
+    """A browser goes to the sign-in form (with why); a script keeps the API's JSON answer."""
+    if "text/html" not in request.headers.get("accept", ""):
+        return memvault_error_handler(request, exc)
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return Redirect(f"/inspect/login?next={quote(target)}&why={quote(exc.why)}", status_code=303)
+    return Redirect(f"/inspect/login?next={quote(target)}&why={quote(exc.message)}", status_code=303)
 
 
 def principal_of(request: Request) -> Principal:
@@ -78,7 +57,7 @@ def principal_of(request: Request) -> Principal:
 class InspectorLoginController(Controller):
     path = "/inspect"
     include_in_schema = False
-    opt = {"public": True}  # the API guard lets these through: they are how a browser gets in
+    opt = {"public": True}  # the way in: no key yet
 
     @get("/login")
     async def form(self, next: str = "/inspect", why: str | None = None) -> Response:
@@ -105,14 +84,14 @@ class InspectorLoginController(Controller):
             return _page("Sign in", f"<p class='err'>{_e(exc.message)}</p><p><a href='/inspect/login?next="
                                     f"{_e(quote(target))}'>try again</a></p>", status=401)
         response = Redirect(target, status_code=303)
-        response.cookies.append(Cookie(key=COOKIE, value=key, path="/inspect", max_age=MAX_AGE, httponly=True,
-                                       samesite="strict", secure=request.url.scheme == "https"))
+        response.cookies.append(Cookie(key=INSPECTOR_COOKIE, value=key, path="/inspect", max_age=MAX_AGE,
+                                       httponly=True, samesite="strict", secure=request.url.scheme == "https"))
         return response
 
     @post("/logout")
     async def logout(self) -> Response:
         response = Redirect("/inspect/login", status_code=303)
-        response.cookies.append(Cookie(key=COOKIE, value="", path="/inspect", max_age=0, httponly=True,
+        response.cookies.append(Cookie(key=INSPECTOR_COOKIE, value="", path="/inspect", max_age=0, httponly=True,
                                        samesite="strict"))
         return response
 

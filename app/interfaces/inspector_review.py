@@ -11,9 +11,9 @@ from litestar import Controller, Request, Response, get, post
 from litestar.response import Redirect
 
 from app.background import review
-from app.errors import MemvaultError
+from app.errors import Forbidden, MemvaultError, Unauthorized
 from app.interfaces.inspector import _e, _error, _page, _table, _td
-from app.interfaces.inspector_auth import LoginRequired, inspector_guard, login_redirect, principal_of
+from app.interfaces.inspector_auth import principal_of, refused, same_origin
 from app.services import Services
 from app.vaults import get_vault
 
@@ -21,9 +21,8 @@ from app.vaults import get_vault
 class InspectorReviewController(Controller):
     path = "/inspect/{vault:str}"
     include_in_schema = False
-    opt = {"public": True}
-    guards = [inspector_guard]
-    exception_handlers = {LoginRequired: login_redirect}
+    guards = [same_origin]
+    exception_handlers = {Unauthorized: refused, Forbidden: refused}  # a browser is sent to sign in
 
     @get("/review")
     async def page(self, vault: str, services: Services, done: str | None = None) -> Response:
@@ -57,18 +56,13 @@ class InspectorReviewController(Controller):
             if inbox else "<p>The inbox is empty (the dream loop fills it).</p>")
         return _page(f"Review · {vault}", "".join(body))
 
-    @post("/review/{item_id:int}/{action:str}")
-    async def decide(self, vault: str, item_id: int, action: str, request: Request, services: Services) -> Response:
-        if action not in ("approve", "reject"):
-            return _page("Error", f"<p class='err'>unknown action {_e(action)}</p>", 404)
-        try:
-            v = await get_vault(services.db, vault)
-            q = await review.decide(services.db, v.id, item_id, approve=action == "approve",
-                                    by=principal_of(request).actor, note="inspector")
-        except MemvaultError as exc:
-            return _error(exc)
-        return Redirect(f"/inspect/{v.name}/review?done=item {item_id} {q.get('status', '').lower()}",
-                        status_code=303)
+    @post("/review/{item_id:int}/approve")
+    async def approve(self, vault: str, item_id: int, request: Request, services: Services) -> Response:
+        return await _decide(request, services, vault, item_id, approve=True)
+
+    @post("/review/{item_id:int}/reject")
+    async def reject(self, vault: str, item_id: int, request: Request, services: Services) -> Response:
+        return await _decide(request, services, vault, item_id, approve=False)
 
     @post("/inbox/{item_id:int}/dismiss")
     async def dismiss(self, vault: str, item_id: int, services: Services) -> Response:
@@ -78,6 +72,16 @@ class InspectorReviewController(Controller):
         except MemvaultError as exc:
             return _error(exc)
         return Redirect(f"/inspect/{v.name}/review?done=finding {item_id} dismissed", status_code=303)
+
+
+async def _decide(request: Request, services: Services, vault: str, item_id: int, *, approve: bool) -> Response:
+    try:
+        v = await get_vault(services.db, vault)
+        q = await review.decide(services.db, v.id, item_id, approve=approve, by=principal_of(request).actor,
+                                note="inspector")
+    except MemvaultError as exc:
+        return _error(exc)
+    return Redirect(f"/inspect/{v.name}/review?done=item {item_id} {q.get('status', '').lower()}", status_code=303)
 
 
 def _button(vault: str, area: str, item_id: int, action: str) -> str:
