@@ -22,7 +22,7 @@ from datetime import datetime
 from html import escape
 from typing import Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Response, get
 from litestar.enums import MediaType
 from pydantic import ValidationError
 
