@@ -11,8 +11,8 @@ heuristic LLM, every gate on, one writer process. Two paths, each into its own v
   batch screened (normalized, gated, embedded) while this one is decided and written; then again with each session
   closed after its turns (one session per batch).
 
-Stage times of appending come from the write track's own StageClock (app/write/timing.py): normalize, gates (noise
-and injection + poisoning within them), embed, dedup (id draw, the batch's candidate query, Dedup's decisions),
+Stage times of appending come from the write track's own StageClock (app/write/timing.py): normalize, gates (NoiseFilter
+within them; the rest is InjectionGuard + PoisoningDetector), embed, dedup (id draw, the batch's candidate query, Dedup's decisions),
 persist (blocks, merges, sources, audit, graph job), commit; what is left of the wall time is chunking, the turn
 archive and the event loop. Session closes are timed on a clock of their own (``close_stage_ms_per_session``).
 In the bulk path the stages of two batches overlap, so they can add up to more than the wall time.
@@ -30,9 +30,10 @@ from typing import Any
 from app.bench.data import Session
 from app.services import Services
 
-STAGES = ("normalize", "gates", "gates.noise", "gates.injection_poisoning", "embed", "dedup", "persist", "commit")
-GATE_STAGES = {"noise": "gates.noise", "injection": "gates.injection_poisoning",
-               "poisoning": "gates.injection_poisoning"}
+STAGES = ("normalize", "gates", "gates.noise", "embed", "dedup", "persist", "commit")
+# NoiseFilter timed within the gates; the rest of the gates is InjectionGuard + PoisoningDetector (one ruleset
+# verdict shared by both).
+GATE_STAGES = {"noise": "gates.noise"}
 
 
 def add_parser(bench_sub: argparse._SubParsersAction) -> None:
@@ -47,7 +48,10 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="close each session (atomic units + summary); default on")
     p.add_argument("--path", choices=("api", "bulk", "both"), default="both",
                    help="api: one append_turns call per session; bulk: the import path; both (default)")
-    p.add_argument("--batch", type=int, default=256, help="bulk path: turns per batch (default 256)")
+    p.add_argument("--batch", type=int, default=256, help="bulk path: turns (or memories) per batch (default 256)")
+    p.add_argument("--memories", type=int, default=0,
+                   help="instead of turns: N short memories through the bulk path (the sentences bench latency "
+                        "fills a vault with), with the rate of each tenth of the run as the vault grows")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.set_defaults(func=handler)
 
@@ -56,8 +60,17 @@ def handler(args: argparse.Namespace) -> int:
     from app.bench.runtime import run_bench, write_json
     from app.settings import get_settings
 
-    sessions = corpus_sessions(args.locomo, args.longmemeval, args.turns)
     settings = get_settings().model_copy(update={"embedder": "use", "llm": "heuristic", "reranker": "none"})
+    if args.memories:
+        from app.bench.latency import corpus, texts
+
+        sentences, _ = corpus(args.longmemeval, args.locomo)
+        result = run_bench(lambda services: run_bulk_memories(services, list(texts(sentences, args.memories)),
+                                                              batch=args.batch), settings)
+        print(format_memories(result))
+        write_json(args.json_path, result)
+        return 0
+    sessions = corpus_sessions(args.locomo, args.longmemeval, args.turns)
 
     async def core(services: Services) -> dict:
         out: dict[str, Any] = {}
@@ -207,6 +220,68 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     return _result(services, label, clock, close_clock, decisions, sessions, turns, wall_s=wall_s,
                    append_s=wall_s - close_s,
                    close_s=close_s if close_sessions else None, requeries=bulk.write.requeries, batch=batch)
+
+
+async def run_bulk_memories(services: Services, texts: list[str], *, batch: int = 256,
+                            show_progress: bool = True) -> dict[str, Any]:
+    """Short memories through the bulk path into a fresh vault: the rate overall and for each tenth of the run."""
+    from datetime import UTC, datetime, timedelta
+
+    from app.bench.runtime import progress, scratch_vault
+    from app.write.bulk import BulkConfig, BulkIngest
+    from app.write.items import WriteItem
+    from app.write.timing import StageClock
+
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    items = [WriteItem(content=t, said_at=start + timedelta(minutes=7 * i), source_kind="user" if i % 2 == 0
+                       else "assistant", session_id=f"mem-{i // 40}") for i, t in enumerate(texts)]
+    clock = StageClock()
+    bulk = BulkIngest(services, BulkConfig(batch_items=batch), clock=clock)
+    instrument(bulk.sessions_track, clock)
+    n = len(items)
+    marks: list[tuple[int, float]] = [(0, 0.0)]
+    bar = progress(n, "ingest memories", unit="mem") if show_progress else None
+    done = 0
+    t0 = time.perf_counter()
+
+    def step(k: int) -> None:
+        nonlocal done
+        done += k
+        marks.append((done, time.perf_counter() - t0))
+        if bar is not None:
+            bar.update(k)
+
+    try:
+        async with scratch_vault(services, "bench-ingest-mem") as vault:
+            results = await bulk.memories(vault, items, progress=step)
+            wall_s = time.perf_counter() - t0
+    finally:
+        if bar is not None:
+            bar.close()
+    tenths = []
+    for q in range(1, 11):
+        lo = [m for m in marks if m[0] <= n * (q - 1) / 10][-1]
+        hi = next(m for m in marks if m[0] >= n * q / 10)
+        tenths.append(round((hi[0] - lo[0]) / (hi[1] - lo[1]), 1) if hi[1] > lo[1] else None)
+    return {"path": "bulk memories", "memories": n, "batch": batch, "wall_s": round(wall_s, 1),
+            "memories_per_s": round(n / wall_s, 1) if wall_s else 0.0, "per_s_by_tenth": tenths,
+            "stage_ms_per_memory": {st: round(clock.seconds[st] * 1000 / n, 3) for st in STAGES
+                                    if st in clock.seconds},
+            "requeries": bulk.write.requeries, "decisions": dict(Counter(r.decision for r in results)),
+            "embedder": services.embedder.name, "llm": services.settings.llm}
+
+
+def format_memories(r: dict[str, Any]) -> str:
+    from app.bench.runtime import conditions_note
+
+    lines = [f"ingest: {r['memories']} short memories through the bulk path (batches of {r['batch']}), embedder "
+             f"{r['embedder']}, llm {r['llm']}, every gate on, one writer process{conditions_note()}",
+             f"  {r['memories_per_s']:.1f} memories/s ({r['wall_s']:.1f} s); by tenth of the run (the vault "
+             f"growing): {' / '.join(str(x) for x in r['per_s_by_tenth'])}",
+             f"    {'stage':<28}{'ms/memory':>10}"]
+    lines += [f"    {st:<28}{ms:>10.3f}" for st, ms in r["stage_ms_per_memory"].items()]
+    lines.append(f"    decisions: {', '.join(f'{k} {v}' for k, v in sorted(r['decisions'].items()))}")
+    return "\n".join(lines)
 
 
 def _result(services: Services, path: str, clock: Any, close_clock: Any, decisions: Counter[str], sessions: list[Session], turns: int,

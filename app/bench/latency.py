@@ -40,15 +40,15 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=handler)
 
 
-def corpus() -> tuple[list[str], list[str]]:
+def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str], list[str]]:
     """(sentences, questions) from the dev files: real conversation, real questions."""
     from app.bench.data import load_locomo, load_longmemeval
     from app.bench.runtime import EVAL_DIR
 
     sentences: dict[str, None] = {}
     questions: dict[str, None] = {}
-    lme = EVAL_DIR / "longmemeval_s_dev.json.gz"
-    loc = EVAL_DIR / "locomo_dev.json"
+    lme = lme or EVAL_DIR / "longmemeval_s_dev.json.gz"
+    loc = loc or EVAL_DIR / "locomo_dev.json"
     for q in load_longmemeval(lme) if lme.exists() else []:
         questions[q.question] = None
         for s in q.sessions:
