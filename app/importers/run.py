@@ -2,7 +2,7 @@
 
 Each conversation becomes the session ``<format>:<its id in the export>``. A re-run (after an interruption, or of a
 newer export of the same account) looks the sessions up first and skips the turns they already hold, so nothing
-is written twice: an import is resumable at the granularity of one batch of turns (each batch commits on its own).
+is written twice: an import is resumable at the granularity of one batch of the bulk path (each commits on its own).
 Turns keep their original times: the valid time of the memories made from them.
 """
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from app.services import Services
     from app.vaults import Vault
 
-BATCH_TURNS = 32  # turns per write-track call (one transaction): the unit an interrupted import resumes from
 
 
 @dataclass
@@ -69,14 +68,18 @@ def read_conversations(path: Path, fmt: str | None = None, *, branches: bool = F
     return fmt, (chatgpt.read if fmt == "chatgpt" else claude.read)(data, branches=branches)
 
 
-async def write_turns(services: Services, vault: Vault, session: str, turns: Sequence[ImportTurn]) -> Counter:
-    """The one place an import writes: a batch of one session's turns through the write track (archived, chunked,
-    gated, deduplicated), in one transaction. The decisions its chunks got come back."""
-    from app.write.sessions import SessionTrack, TurnIn
+async def write_sessions(services: Services, vault: Vault, sessions: Sequence[tuple[str, Sequence[ImportTurn]]],
+                         progress: Callable[[int], Any] | None = None) -> Counter:
+    """The one place an import writes: the write track's bulk path (``app.write.bulk``: archived, chunked, gated,
+    deduplicated, in batches that commit one by one while the next is screened). The decisions its chunks got
+    come back."""
+    from app.write.bulk import BulkIngest, SessionIn
+    from app.write.sessions import TurnIn
 
-    result = await SessionTrack(services).append_turns(vault, session,
-                                                       [TurnIn(t.role, t.content, t.said_at) for t in turns])
-    return Counter(r.decision for r in result.chunks)
+    results = await BulkIngest(services).sessions(
+        vault, [SessionIn(sid, [TurnIn(t.role, t.content, t.said_at) for t in turns]) for sid, turns in sessions],
+        progress=progress)
+    return Counter(r.decision for result in results for r in result.chunks)
 
 
 async def import_conversations(services: Services, vault: Vault, fmt: str, conversations: list[Conversation], *,
@@ -95,15 +98,11 @@ async def import_conversations(services: Services, vault: Vault, fmt: str, conve
     for sid, turns in todo:
         if not turns:
             report.sessions_complete += 1
-            continue
-        if sid in held:
+        elif sid in held:
             report.sessions_resumed += 1
         else:
             report.sessions_new += 1
-        for start in range(0, len(turns), BATCH_TURNS):
-            batch = turns[start:start + BATCH_TURNS]
-            report.decisions += await write_turns(services, vault, sid, batch)
-            report.turns_written += len(batch)
-            if progress:
-                progress(len(batch))
+    pending = [(sid, turns) for sid, turns in todo if turns]
+    report.decisions = await write_sessions(services, vault, pending, progress)
+    report.turns_written = sum(len(turns) for _, turns in pending)
     return report
