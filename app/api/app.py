@@ -35,6 +35,7 @@ _CONTROLLERS = (
     "app.background.api:DreamController",
     "app.background.api:ReviewController",
     "app.background.api:DiscoveryController",
+    "app.background.api:PersonalController",
 )
 
 

@@ -151,3 +151,95 @@ class DiscoveryController(Controller):
         v = await get_vault(services.db, vault)
         row = await services.db.fetchone("SELECT memvault.discovery_dismiss_v1(%s) AS d", (item_id,), vault_id=v.id)
         return row["d"] if row else {}
+
+
+class AttitudeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    category: Literal["writing_style", "tech_choice", "design_principle", "pace", "aesthetic", "communication",
+                      "learning", "tooling", "collaboration", "values"]
+    statement: str = Field(min_length=1, max_length=2000)
+    kind: Literal["preference", "fact"] = Field(
+        default="preference", description="a fact supersedes the category's older facts; preferences coexist")
+    confidence: float = Field(default=0.7, ge=0, le=1)
+    evidence: list[str] = Field(default_factory=list, max_length=50, description="session ids")
+
+
+class SkillUseIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    amount: float = Field(default=1.0, gt=0, le=10, description="experience this use adds")
+    evidence: str | None = Field(default=None, max_length=200, description="the session it happened in")
+
+
+class PersonalController(Controller):
+    path = "/v1/vaults/{vault:str}"
+    tags = ["background"]
+
+    @get("/attitudes", summary="Attitudes by category, confidence decayed since last confirmed")
+    async def attitudes(self, vault: str, services: Services, include_suppressed: bool = False) -> list[dict[str, Any]]:
+        from app.background.personal import Personal
+
+        v = await get_vault(services.db, vault)
+        async with services.db.transaction(v.id) as conn:
+            return await Personal().attitudes(conn, include_suppressed=include_suppressed)
+
+    @post("/attitudes", summary="State an attitude: corroborates the same statement or adds a version")
+    async def add_attitude(self, vault: str, data: AttitudeIn, services: Services) -> dict[str, Any]:
+        from app.background.personal import Personal
+
+        v = await get_vault(services.db, vault)
+        async with services.db.transaction(v.id) as conn:
+            return await Personal().upsert_attitude(conn, category=data.category, statement=data.statement,
+                                                    kind=data.kind, confidence=data.confidence,
+                                                    evidence=data.evidence)
+
+    @get("/skills", summary="Skills with their level (L1-L3) and experience as of now")
+    async def skills(self, vault: str, services: Services) -> list[dict[str, Any]]:
+        from app.background.personal import Personal
+
+        v = await get_vault(services.db, vault)
+        async with services.db.transaction(v.id) as conn:
+            return await Personal().skills(conn)
+
+    @post("/skills/{name:str}/use", summary="record_skill_use: one use of a skill")
+    async def skill_use(self, vault: str, name: str, services: Services,
+                        data: SkillUseIn | None = None) -> dict[str, Any]:
+        from app.background.personal import Personal
+        from app.errors import InvalidInput
+
+        if not name.strip() or len(name) > 200:
+            raise InvalidInput("a skill name is 1-200 characters", hint="e.g. POST .../skills/rust/use")
+        v = await get_vault(services.db, vault)
+        d = data or SkillUseIn()
+        async with services.db.transaction(v.id) as conn:
+            return await Personal().record_skill_use(conn, name, amount=d.amount, evidence=d.evidence)
+
+    @get("/profile", summary="Interest profile: 7/30/90-day windows and the daily snapshots")
+    async def profile(self, vault: str, services: Services,
+                      days: int = Parameter(default=7, ge=1, le=90, description="snapshots to list")) -> dict[str, Any]:
+        from app.background import profile
+
+        v = await get_vault(services.db, vault)
+        async with services.db.transaction(v.id) as conn:
+            return await profile.profile(conn, days=days)
+
+    @get("/gaps", summary="Knowledge gaps: neighbours never touched, and questions that keep failing")
+    async def gaps(self, vault: str, services: Services,
+                   min_access: int = Parameter(default=3, ge=1, le=1000),
+                   min_failures: int = Parameter(default=2, ge=1, le=1000)) -> dict[str, Any]:
+        from app.background import profile
+
+        v = await get_vault(services.db, vault)
+        async with services.db.transaction(v.id) as conn:
+            return await profile.gaps(conn, min_access=min_access, min_failures=min_failures)
+
+    @get("/lint", summary="Knowledge lint findings (structure, grounding, judge) and what became of each")
+    async def lint(self, vault: str, services: Services,
+                   status: Literal["open", "fixed", "queued", "dismissed"] | None = None,
+                   level: Literal["structure", "grounding", "judge"] | None = None,
+                   limit: int = Parameter(default=100, ge=1, le=500)) -> list[dict[str, Any]]:
+        v = await get_vault(services.db, vault)
+        rows = await services.db.fetchall("SELECT f FROM memvault.lint_findings_v1(%s, %s, %s) f",
+                                          (status, level, limit), vault_id=v.id)
+        return [r["f"] for r in rows]

@@ -1,13 +1,18 @@
 """DreamLoop (seed 004): five stages, in order, over one vault while nobody is talking to it.
 
-- ``_orient``: what accumulated since the last dream (the dual gate's numbers, memories, triples).
-- ``_gather_signal``: the contradiction scan (candidate pairs into ``dream_conflict``) and graph centrality
-  (the existing GraphCentrality job's code, for the vault if its graph changed).
-- ``_reflect``: the ``reflect`` task reads a snapshot of the new memories; its insights and knowledge gaps go to
-  the discovery inbox.
+- ``_orient``: what accumulated since the last dream (the dual gate's numbers, memories, triples), and the daily
+  snapshot (``app.background.profile``).
+- ``_gather_signal``: the contradiction scan (candidate pairs into ``dream_conflict``), multi-signal edge weights
+  and Leiden communities (``app.background.communities``), surprise discovery (``app.background.discovery``),
+  and graph centrality (the existing GraphCentrality job's code, for the vault if its graph changed).
+- ``_reflect``: L2 community summaries; the ``reflect`` task reads a snapshot of the new memories, and its
+  insights and knowledge gaps go to the discovery inbox.
 - ``_consolidate``: temporal conflict resolution of every candidate pair (``app.background.tcr``): duplicates
-  merged, contradictions superseded, the unsure and the high-impact queued for review.
-- ``_prune_and_report``: orphan entities removed, overdue review items returned to PENDING, the report.
+  merged, contradictions superseded, the unsure and the high-impact queued for review; the knowledge lint's four
+  levels (``app.background.lint``); preferences into attitudes
+  and skill uses into skills (``app.background.personal``).
+- ``_prune_and_report``: orphan entities removed, tiers and TierDigests, memories voted down and unused retracted
+  (``app.background.tiering``), overdue review items returned to PENDING, the report.
 
 Each stage commits its changes and the record that it completed in one transaction, so a run killed or failed
 between stages resumes after the last completed one (``dream_begin_v1``) and a stage is never applied twice; the
@@ -23,16 +28,21 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from app.background.config import DreamConfig
+from app.background.communities import Communities, MultiSignalEdges
+from app.background.config import CommunityConfig, DreamConfig, EdgeConfig, PersonalConfig, TierConfig
+from app.background.discovery import SurpriseDiscovery
+from app.background.lint import KnowledgeLint
+from app.background.personal import Personal
+from app.background.profile import write_snapshot
+from app.background.tiering import TierDigest
 from app.background.tcr import TemporalConflictResolution
 from app.errors import Conflict
 from app.models.tasks import REFLECT, ReflectInput
-from app.models.tasks.extract_triples import SINGLE_VALUED
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -64,11 +74,19 @@ class GateClosed(Conflict):
 
 
 class DreamLoop:
-    def __init__(self, services: Services, config: DreamConfig | None = None) -> None:
+    def __init__(self, services: Services, config: DreamConfig | None = None, *, edges: EdgeConfig | None = None,
+                 communities: CommunityConfig | None = None, personal: PersonalConfig | None = None,
+                 tiers: TierConfig | None = None) -> None:
         from app.models.registry import get_judge_llm
 
         self.services = services
         self.config = config or DreamConfig()
+        self.edges = MultiSignalEdges(edges)
+        self.communities = Communities(services, communities)
+        self.discovery = SurpriseDiscovery()
+        self.personal = Personal(personal)
+        self.tiers = TierDigest(services.llm, tiers)
+        self.lint = KnowledgeLint(services.llm, self.config)
         self.tcr = TemporalConflictResolution(services.llm, get_judge_llm(services.settings), self.config)
 
     # --- the run ------------------------------------------------------------------------------------------
@@ -166,7 +184,15 @@ class DreamLoop:
             "conflicts": {"found": s.get("gather_signal", {}).get("conflicts_found", {}),
                           "resolved": consolidate.get("applied", {}), "queued": consolidate.get("queued", 0),
                           "stale": consolidate.get("stale", 0), "escalated": consolidate.get("escalated", 0)},
-            "discoveries_added": s.get("reflect", {}).get("added", 0),
+            "discoveries_added": s.get("reflect", {}).get("added", 0)
+            + s.get("gather_signal", {}).get("discoveries", {}).get("added", 0),
+            "personal": consolidate.get("personal", {}),
+            "lint": {k: consolidate.get("lint", {}).get(k) for k in ("found", "fixed", "queued")},
+            "tiers": s.get("prune_and_report", {}).get("tiers", {}),
+            "pruned": s.get("prune_and_report", {}).get("pruned", 0),
+            "edges": s.get("gather_signal", {}).get("edges", {}),
+            "communities": s.get("gather_signal", {}).get("communities", {}),
+            "community_summaries": s.get("reflect", {}).get("summaries", 0),
             "orphans_removed": s.get("prune_and_report", {}).get("orphans", 0),
             "review_pending": s.get("prune_and_report", {}).get("review_pending", 0),
             "stage_ms": {k: v.get("ms") for k, v in s.items()},
@@ -180,30 +206,38 @@ class DreamLoop:
         g = await cur.fetchone()
         cur = await conn.execute("SELECT * FROM memvault.dream_counts_v1()")
         counts = await cur.fetchone()
+        snapshot = await write_snapshot(conn, datetime.now(UTC).date())
         return {"last_dream_at": g["last_dream_at"], "hours_since": g["hours_since"],
-                "sessions_since": g["sessions_since"], "blocks_since": g["blocks_since"], **counts}
+                "sessions_since": g["sessions_since"], "blocks_since": g["blocks_since"], **counts,
+                "snapshot": {"day": snapshot["day"], "recalls": snapshot["recalls"],
+                             "top_entities": [e["name"] for e in snapshot["top_entities"][:5]]}}
 
     async def _gather_signal(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         cfg = self.config
         cur = await conn.execute(
             "SELECT * FROM memvault.dream_conflict_scan_v1(%s, %s, %s, %s, %s, %s, %s)",
-            (ctx.run_id, sorted(SINGLE_VALUED), ctx.since, list(cfg.scan_kinds), cfg.scan_min_cosine,
+            (ctx.run_id, None, ctx.since, list(cfg.scan_kinds), cfg.scan_min_cosine,
              cfg.scan_neighbours, cfg.scan_limit))
         found = {r["source"]: r["found"] for r in await cur.fetchall()}
+        edges = await self.edges(conn)
+        communities = await self.communities.detect(conn, ctx.run_id)
+        discoveries = await self.discovery(conn, ctx.run_id)
         centrality: dict[str, Any] = {}
         if not ctx.dry_run:  # PageRank over the graph, as the graph_centrality job does (no-op when unchanged)
             from app.background.centrality import GraphCentrality
 
             reports = await GraphCentrality(self.services.db).score_due(ctx.vault.id)
             centrality = reports[0].as_dict() if reports else {"unchanged": True}
-        return {"conflicts_found": found, "centrality": centrality}
+        return {"conflicts_found": found, "edges": edges, "communities": communities, "discoveries": discoveries,
+                "centrality": centrality}
 
     async def _reflect(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         cur = await conn.execute("SELECT * FROM memvault.dream_snapshot_v1(%s, %s, %s)",
                                  (ctx.since, list(self.config.scan_kinds), self.config.reflect_max_memories))
         memories = [r["content"] for r in await cur.fetchall()]
+        summaries = await self.communities.summarize(conn)
         if not memories:
-            return {"memories": 0, "insights": 0, "gaps": 0, "added": 0}
+            return {"memories": 0, "insights": 0, "gaps": 0, "added": 0, **summaries}
         orient = ctx.stats.get("orient", {})
         out = await self.services.llm.run(REFLECT, ReflectInput(memories=memories, stats={
             k: orient[k] for k in ("sessions_since", "blocks_since") if orient.get(k) is not None}))
@@ -214,21 +248,26 @@ class DreamLoop:
         cur = await conn.execute("SELECT memvault.discovery_add_v1(%s, %s::jsonb) AS n",
                                  (ctx.run_id, json.dumps(items)))
         added = (await cur.fetchone())["n"]
-        return {"memories": len(memories), "insights": len(out.insights), "gaps": len(out.gaps), "added": added}
+        return {"memories": len(memories), "insights": len(out.insights), "gaps": len(out.gaps), "added": added,
+                **summaries}
 
     async def _consolidate(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
-        return await self.tcr.resolve_pending(conn, limit=self.config.scan_limit * 2)
+        counts = await self.tcr.resolve_pending(conn, limit=self.config.scan_limit * 2)
+        lint = await self.lint(conn, ctx.run_id, ctx.since)
+        return {**counts, "lint": lint, "personal": await self.personal.from_memories(conn, ctx.since)}
 
     async def _prune_and_report(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         cur = await conn.execute("SELECT memvault.prune_orphan_entities_v1(%s, %s) AS ids",
                                  (self.config.prune_orphans_limit, ctx.dry_run))
         orphans = (await cur.fetchone())["ids"]
+        tiers = await self.tiers(conn)
         cur = await conn.execute("SELECT memvault.review_sweep_v1(now(), make_interval(days => %s)) AS n",
                                  (self.config.review_ttl_days,))
         overdue = (await cur.fetchone())["n"]
         cur = await conn.execute("SELECT memvault.review_open_count_v1() AS n")
         pending = (await cur.fetchone())["n"]
-        return {"orphans": len(orphans), "review_overdue": overdue, "review_pending": pending}
+        return {"orphans": len(orphans), "tiers": tiers["moves"], "pruned": tiers["pruned"], "review_overdue": overdue,
+                "review_pending": pending}
 
 
 def _key(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-_BENCHES = ("embed", "ingest", "guard", "longmemeval", "locomo", "latency", "load", "report")
+_BENCHES = ("embed", "ingest", "guard", "longmemeval", "locomo", "latency", "load", "report", "dream")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:

@@ -179,34 +179,10 @@ async def run_locomo_pipelines(services: Services, conversations: list[LocomoCon
                     as (vault, turn_ids):
                 if bar is not None:
                     bar.update(conv.turn_count)
-                evidence_of: dict[str, EvidenceTurn] = {}  # dia_id -> archived turn id and text
-                for s in conv.sessions:
-                    for t, tid in zip(s.turns, turn_ids.get(s.id, ()), strict=False):
-                        if t.dia_id:
-                            evidence_of[t.dia_id] = EvidenceTurn(tid, t.content)
-                as_of = max(s.date for s in conv.sessions) if conv.sessions else None
-                for qa in conv.qa:
-                    if not qa.evidence:
-                        continue
-                    if bar is not None:
-                        bar.update(1)
-                    evidence = [evidence_of[d] for d in qa.evidence if d in evidence_of]
-                    if not evidence:
-                        continue  # evidence ids that name no turn of the conversation
-                    for p in order:
-                        hits, ms = await timed_recall(retrievers[p], vault, qa.question, as_of=as_of,
-                                                      n=depth)
-                        memories = await memories_for(services, vault, hits)
-                        details[p].append({
-                            "conversation": conv.id, "question": qa.question, "category": qa.category,
-                            "evidence": list(qa.evidence), "ms": round(ms, 2),
-                            "tokens@10": tokens_at(memories, 10),
-                            **{f"recall@{k}": evidence_coverage(memories, evidence, k) for k in ks},
-                            TEXT_METRIC: evidence_coverage(memories, evidence, 10, provenance=False),
-                            "top": [m.block_id for m in memories[:10]],
-                            "curve": [round(evidence_coverage(memories, evidence, k), 4)
-                                      for k in range(1, max(KS) + 1)],
-                        })
+                for p in order:
+                    details[p] += await ask_conversation(
+                        services, retrievers[p], vault, conv, turn_ids, ks=ks, depth=depth,
+                        on_question=(lambda: bar.update(1)) if bar is not None and p == order[-1] else None)
                 if bar is not None:
                     scored = [d for d in details[order[-1]] if d["category"] != ADVERSARIAL]
                     bar.set_postfix(r10=f"{mean(d['recall@10'] for d in scored):.3f}")
@@ -247,6 +223,40 @@ async def _conversation_vault(services: Services, conv: LocomoConversation, *, k
     ids = await ingest_sessions(services, vault, conv.sessions, close=close, stats=stats)
     await analyze_blocks(services, [vault])
     yield vault, ids
+
+
+async def ask_conversation(services: Services, retriever: Any, vault: Any, conv: LocomoConversation,
+                           turn_ids: dict[str, tuple[int, ...]], *, ks: Sequence[int] = KS, depth: int = max(KS),
+                           on_question: Any = None) -> list[dict[str, Any]]:
+    """Ask one ingested conversation's questions (those with evidence) through ``retriever``, as of its last
+    session, and score each: one row of ``details`` per question."""
+    evidence_of: dict[str, EvidenceTurn] = {}  # dia_id -> archived turn id and text
+    for s in conv.sessions:
+        for t, tid in zip(s.turns, turn_ids.get(s.id, ()), strict=False):
+            if t.dia_id:
+                evidence_of[t.dia_id] = EvidenceTurn(tid, t.content)
+    as_of = max(s.date for s in conv.sessions) if conv.sessions else None
+    rows: list[dict[str, Any]] = []
+    for qa in conv.qa:
+        if not qa.evidence:
+            continue
+        if on_question is not None:
+            on_question()
+        evidence = [evidence_of[d] for d in qa.evidence if d in evidence_of]
+        if not evidence:
+            continue  # evidence ids that name no turn of the conversation
+        hits, ms = await timed_recall(retriever, vault, qa.question, as_of=as_of, n=depth)
+        memories = await memories_for(services, vault, hits)
+        rows.append({
+            "conversation": conv.id, "question": qa.question, "category": qa.category,
+            "evidence": list(qa.evidence), "ms": round(ms, 2),
+            "tokens@10": tokens_at(memories, 10),
+            **{f"recall@{k}": evidence_coverage(memories, evidence, k) for k in ks},
+            TEXT_METRIC: evidence_coverage(memories, evidence, 10, provenance=False),
+            "top": [m.block_id for m in memories[:10]],
+            "curve": [round(evidence_coverage(memories, evidence, k), 4) for k in range(1, max(KS) + 1)],
+        })
+    return rows
 
 
 def summarize(details: list[dict[str, Any]], stats: IngestStats, ks: Sequence[int] = KS) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Date,
     DateTime,
     ForeignKeyConstraint,
     Index,
@@ -526,5 +527,158 @@ discovery_inbox = Table(
     Column("dismissed_at", TZ),
     PrimaryKeyConstraint("vault_id", "id"),
     UniqueConstraint("vault_id", "kind", "key"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+# What the dream learns (sql/incremental/020-dream-graph.sql): reference data (canonical predicates, type
+# affinities), multi-signal edges, communities and their summaries, attitudes, skills, daily snapshots, lint.
+canonical_predicate = Table(
+    "canonical_predicate", metadata,
+    Column("predicate", Text, nullable=False),
+    Column("domain", Text, nullable=False),
+    Column("range", Text, nullable=False),
+    Column("single_valued", Boolean, nullable=False),
+    Column("description", Text, nullable=False),
+    PrimaryKeyConstraint("predicate"),
+)
+
+type_affinity = Table(
+    "type_affinity", metadata,
+    Column("type_a", Text, nullable=False),
+    Column("type_b", Text, nullable=False),
+    Column("affinity", REAL, nullable=False),
+    PrimaryKeyConstraint("type_a", "type_b"),
+)
+
+edge_weight = Table(
+    "edge_weight", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("a_id", BigInteger, nullable=False),
+    Column("b_id", BigInteger, nullable=False),
+    Column("co_occurrence", Integer, nullable=False),
+    Column("co_occ_log", REAL, nullable=False),
+    Column("session_jaccard", REAL, nullable=False),
+    Column("adamic_adar_norm", REAL, nullable=False),
+    Column("type_affinity", REAL, nullable=False),
+    Column("semantic_cosine", REAL, nullable=False),
+    Column("weight", REAL, nullable=False),
+    Column("kept", Boolean, nullable=False),
+    Column("computed_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "a_id", "b_id"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+    ForeignKeyConstraint(["vault_id", "a_id"], ["memvault.entity.vault_id", "memvault.entity.id"], ondelete="CASCADE"),
+    ForeignKeyConstraint(["vault_id", "b_id"], ["memvault.entity.vault_id", "memvault.entity.id"], ondelete="CASCADE"),
+    Index("edge_weight_b_idx", "vault_id", "b_id"),
+)
+
+community = Table(
+    "community", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("run_id", BigInteger),
+    Column("resolution", REAL, nullable=False),
+    Column("level", Integer, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("label", Text, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+community_member = Table(
+    "community_member", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("community_id", BigInteger, nullable=False),
+    Column("entity_id", BigInteger, nullable=False),
+    PrimaryKeyConstraint("vault_id", "community_id", "entity_id"),
+    ForeignKeyConstraint(["vault_id", "community_id"], ["memvault.community.vault_id", "memvault.community.id"],
+                         ondelete="CASCADE"),
+    ForeignKeyConstraint(["vault_id", "entity_id"], ["memvault.entity.vault_id", "memvault.entity.id"],
+                         ondelete="CASCADE"),
+    Index("community_member_entity_idx", "vault_id", "entity_id"),
+)
+
+community_summary = Table(
+    "community_summary", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("community_id", BigInteger, nullable=False),
+    Column("level", Integer, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("key_points", ARRAY(Text), nullable=False),
+    Column("embedding", Vector()),
+    Column("created_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "id"),
+    UniqueConstraint("vault_id", "community_id"),
+    ForeignKeyConstraint(["vault_id", "community_id"], ["memvault.community.vault_id", "memvault.community.id"],
+                         ondelete="CASCADE"),
+)
+
+attitude = Table(
+    "attitude", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("category", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("statement", Text, nullable=False),
+    Column("statement_key", Text, nullable=False),
+    Column("confidence", REAL, nullable=False),
+    Column("evidence", ARRAY(Text), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("previous_id", BigInteger),
+    Column("confirmed_at", TZ, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    Column("superseded_at", TZ),
+    PrimaryKeyConstraint("vault_id", "id"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+    ForeignKeyConstraint(["vault_id", "previous_id"], ["memvault.attitude.vault_id", "memvault.attitude.id"]),
+    Index("attitude_previous_idx", "vault_id", "previous_id"),
+    Index("attitude_current_idx", "vault_id", "category", "statement_key", unique=True,
+          postgresql_where="superseded_at IS NULL"),
+)
+
+skill = Table(
+    "skill", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("experience", REAL, nullable=False),
+    Column("uses", Integer, nullable=False),
+    Column("evidence", ARRAY(Text), nullable=False),
+    Column("last_used_at", TZ, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "name"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+daily_snapshot = Table(
+    "daily_snapshot", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("day", Date, nullable=False),
+    Column("top_intents", JSONB, nullable=False),
+    Column("top_entities", JSONB, nullable=False),
+    Column("recalls", Integer, nullable=False),
+    Column("delta", JSONB, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "day"),
+    ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
+)
+
+lint_finding = Table(
+    "lint_finding", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    _id(),
+    Column("run_id", BigInteger),
+    Column("level", Text, nullable=False),
+    Column("rule", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("subject", JSONB, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("fix", Text),
+    Column("target_id", BigInteger),
+    Column("status", Text, nullable=False),
+    Column("created_at", TZ, nullable=False),
+    Column("decided_at", TZ),
+    PrimaryKeyConstraint("vault_id", "id"),
+    UniqueConstraint("vault_id", "rule", "key"),
     ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
 )

@@ -4,8 +4,11 @@
   expansion by Cypher in the vault's AGE graph (``memvault.graph_expand_v1``), Personalized PageRank over that
   neighbourhood (damping 0.85, HippoRAG), and the neighbouring triples' evidence blocks scored by the same 11
   stages as the fast path, with their PPR mass as base score.
-- GLOBAL: L1/L2 community summaries (``memvault.community_summaries_v1``; pre-compressed views, not scored).
-- HYBRID: both. An empty graph, or no community tables yet, gives nothing and costs a query or two.
+- GLOBAL: the L1 communities (Leiden, computed by the dream loop: app/background/communities.py) of the same seed
+  entities: the memories their members are evidence of (``memvault.community_evidence_v1``), scored by the same
+  stages, with the count of their in-community triples as base score; and the L2 community summaries nearest to
+  the query (``memvault.community_summaries_v1``; pre-compressed views, not scored).
+- HYBRID: both. An empty graph, or a vault that never dreamed, gives nothing and costs a query or two.
 """
 
 from __future__ import annotations
@@ -38,17 +41,20 @@ class CascadeRecall(ReadStage):
 
     async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
         out: list[Candidate] = ctx.found.setdefault("cascade", [])
+        if not (ctx.plan.triples or ctx.plan.communities):
+            return cands
+        top_ids = [c.id for c in cands[:10]]
+        cur = await ctx.conn.execute("SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s::bigint[], %s)",
+                                     (ctx.query, top_ids, ctx.qvec))
+        seeds = {r["entity_id"]: float(r["weight"]) for r in await cur.fetchall()}
         if ctx.plan.triples:
-            out += await self._local(ctx, cands)
+            out += await self._local(ctx, seeds)
         if ctx.plan.communities:
-            out += await self._global(ctx)
+            out += await self._global(ctx, seeds)
         return cands
 
-    async def _local(self, ctx: RecallContext, cards: list[Candidate]) -> list[Candidate]:
-        cfg, conn, query, qvec = self.config, ctx.conn, ctx.query, ctx.qvec
-        top_ids = [c.id for c in cards[:10]]
-        cur = await conn.execute("SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s::bigint[], %s)", (query, top_ids, qvec))
-        seeds = {r["entity_id"]: float(r["weight"]) for r in await cur.fetchall()}
+    async def _local(self, ctx: RecallContext, seeds: dict[int, float]) -> list[Candidate]:
+        cfg, conn = self.config, ctx.conn
         if not seeds:
             ctx.emit(mode="LOCAL", event="no_seed_entities")
             return []
@@ -76,11 +82,22 @@ class CascadeRecall(ReadStage):
                        evidence=len(ids), kept=len(found))
         return found
 
-    async def _global(self, ctx: RecallContext) -> list[Candidate]:
+    async def _global(self, ctx: RecallContext, seeds: dict[int, float]) -> list[Candidate]:
+        cfg = self.config
+        members: list[Candidate] = []
+        if seeds:
+            cur = await ctx.conn.execute("SELECT * FROM memvault.community_evidence_v1(%s::bigint[], %s, %s)",
+                                         (list(seeds), cfg.community_resolution, cfg.community_evidence))
+            rows = await cur.fetchall()
+            if rows:
+                top = max(float(r["weight"]) for r in rows)
+                members = await score_blocks(ctx, [r["block_id"] for r in rows],
+                                             [float(r["weight"]) / top for r in rows],
+                                             limit=cfg.cascade_k * 2, origin="community")
         cur = await ctx.conn.execute("SELECT * FROM memvault.community_summaries_v1(%s, %s)", (ctx.qvec, 5))
         rows = await cur.fetchall()
-        ctx.emit(mode="GLOBAL", summaries=len(rows))
+        ctx.emit(mode="GLOBAL", seeds=len(seeds), members=len(members), summaries=len(rows))
         # Community summaries are not blocks: negative ids keep them apart from block ids in the response.
-        return [Candidate(id=-int(r["id"]), score=float(r["cosine"]), base=float(r["cosine"]),
+        return members + [Candidate(id=-int(r["id"]), score=float(r["cosine"]), base=float(r["cosine"]),
                           cosine=float(r["cosine"]), text=r["summary"], content=r["summary"], kind="summary",
                           origin=f"community_L{r['level']}") for r in rows]

@@ -288,6 +288,10 @@ class ReadConfig:
     cascade_hops: int = 2
     ppr_damping: float = 0.85
     cascade_k: int = 10
+    # GLOBAL: the communities of this Leiden resolution (CommunityConfig.default_resolution), at most 200 of their
+    # members' memories scored.
+    community_resolution: float = 1.0
+    community_evidence: int = 200
     router_alpha: float = 0.25
     router_min_samples: int = 50
     prefetch_ttl_s: int = 300

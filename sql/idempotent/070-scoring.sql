@@ -129,7 +129,7 @@ CREATE OR REPLACE FUNCTION memvault.semantic_boost_v1(p_cosine double precision,
 -- session are never each other's duplicates: a turn is embedded with the end of the turn before it, so an answer
 -- and its question sit close (the write track's Dedup already merged what was said twice); measured on LoCoMo
 -- dev, coverage@10 0.769 -> 0.777. Returns the best p_limit, best first, with the
--- text to show (frozen blocks give their digest only), the eight stage multipliers keyed by stage name (a json
+-- text to show (a block with a TierDigest shows the digest only, for good: see 120-dream-personal.sql), the eight stage multipliers keyed by stage name (a json
 -- object in pipeline order: v2; v1 gave them as an array whose positions Python had to know), and each
 -- candidate's nearest better-scored neighbour (for the formatter's near-duplicate collapse).
 -- p_cfg keys: recency_w, recency_tau_days, window_start, window_end, window_w, window_tau_days, window_reach_days,
@@ -284,7 +284,8 @@ BEGIN
                              'FeedbackBoost', f.f[4], 'LengthNorm', f.f[5], 'WeibullDecay', f.f[6],
                              'PPRBoost', f.f[7], 'SemanticBoost', f.f[8]),
            f.dup_of, f.dup_cos,
-           CASE WHEN f.tier = 'frozen' THEN coalesce(f.digest, f.summary, f.content) ELSE f.content END,
+           CASE WHEN f.digest IS NOT NULL OR f.tier = 'frozen' THEN coalesce(f.digest, f.summary, f.content)
+                ELSE f.content END,
            f.content, f.summary, f.category, f.kind, f.source_kind, f.trust_score, f.confidence, f.tier,
            f.token_count, f.session_id, f.source_turn_ids, f.valid_at, f.recorded_at, f.access_count, f.version
     FROM final f, cfg

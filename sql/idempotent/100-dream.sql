@@ -152,7 +152,8 @@ $$;
 
 -- The contradiction scan (the dream's _gather_signal): candidate pairs into dream_conflict, the older memory
 -- first, each pair once ever. 'slot': two triples with one subject and a single-valued predicate
--- (p_single_valued) but different objects, whose evidence memories are both still valid. 'semantic': a memory
+-- (p_single_valued; NULL: the canonical predicates marked single-valued) but different objects, whose evidence
+-- memories (of the kinds p_kinds: facts, not the conversation's own turns) are both still valid. 'semantic': a memory
 -- recorded since p_since and an older valid one of the kinds p_kinds at cosine >= p_min_cos with different
 -- text (its p_neighbours nearest). 'duplicate': a memory recorded since p_since with the same text and kind as an
 -- older valid one. At most p_limit new pairs, newest first. Returns the new pairs by source.
@@ -172,7 +173,9 @@ CREATE OR REPLACE FUNCTION memvault.dream_conflict_scan_v1(p_run bigint, p_singl
                                   'old_object', oe1.name, 'new_object', oe2.name) AS detail,
                n.recorded_at AS at
         FROM v
-        JOIN memvault.triple t1 ON t1.vault_id = v.id AND t1.predicate = ANY (p_single_valued)
+        JOIN memvault.triple t1 ON t1.vault_id = v.id
+                               AND t1.predicate = ANY (coalesce(p_single_valued, ARRAY(
+                                   SELECT cp.predicate FROM memvault.canonical_predicate cp WHERE cp.single_valued)))
         JOIN memvault.triple t2 ON t2.vault_id = v.id AND t2.subject_id = t1.subject_id
                                AND t2.predicate = t1.predicate AND t2.object_id <> t1.object_id
         JOIN memvault.block o ON o.vault_id = v.id AND o.id = t1.evidence_block_id
@@ -180,8 +183,8 @@ CREATE OR REPLACE FUNCTION memvault.dream_conflict_scan_v1(p_run bigint, p_singl
         JOIN memvault.entity se ON se.vault_id = v.id AND se.id = t1.subject_id
         JOIN memvault.entity oe1 ON oe1.vault_id = v.id AND oe1.id = t1.object_id
         JOIN memvault.entity oe2 ON oe2.vault_id = v.id AND oe2.id = t2.object_id
-        WHERE o.id <> n.id AND (o.valid_at, o.id) < (n.valid_at, n.id)
-          AND o.invalid_at IS NULL AND o.retracted_at IS NULL AND n.invalid_at IS NULL AND n.retracted_at IS NULL
+        WHERE o.id <> n.id AND (o.valid_at, o.id) < (n.valid_at, n.id) AND o.kind = ANY (p_kinds)
+          AND n.kind = ANY (p_kinds) AND o.invalid_at IS NULL AND o.retracted_at IS NULL AND n.invalid_at IS NULL AND n.retracted_at IS NULL
         ORDER BY o.id, n.id
     ), semantic AS (
         SELECT x.old_id, n.id AS new_id, 'semantic'::text, jsonb_build_object('cosine', round(x.cos::numeric, 3)),

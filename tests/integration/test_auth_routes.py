@@ -76,7 +76,7 @@ async def world(services, db_url):
     block = await services.db.fetchone("SELECT min(id) AS id FROM memvault.block WHERE vault_id = %s", (a.id,),
                                        vault_id=a.id)
     params = {"vault": a.name, "block_id": str(block["id"]), "session": "s1", "entity": "Alice",
-              "key_id": keys["read_a"].split("_")[1], "item_id": "1", "path": "x"}
+              "key_id": keys["read_a"].split("_")[1], "item_id": "1", "path": "x", "name": "rust"}
     return a, b, keys, params
 
 

@@ -1,0 +1,212 @@
+"""``memvault bench dream FILE``: what one dream does to a vault, on LoCoMo or LongMemEval data.
+
+Each conversation (LoCoMo) or question haystack (LongMemEval; ``--types`` picks the question types, knowledge
+updates by default) goes into its own vault through the write track, sessions closed, its knowledge graph built as
+the worker does; its questions are asked (the full read pipeline), the vault dreams once (``DreamLoop``, the gate
+forced), and the questions are asked again. Printed: wall time per stage, conflicts found / resolved / queued,
+communities and their sizes, and the retrieval metrics before and after (LoCoMo's evidence coverage, multi-hop
+@10 among them; LongMemEval's session metrics, with, for knowledge updates, how often the current fact's session
+ranks above the superseded one's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from app.bench.metrics import mean
+from app.services import Services
+
+LME_TYPES_DEFAULT = ("knowledge-update",)
+
+
+def add_parser(bench_sub: argparse._SubParsersAction) -> None:
+    p = bench_sub.add_parser("dream", help="one dream per vault of a LoCoMo or LongMemEval file: stage times, "
+                                           "conflicts, communities, retrieval before and after")
+    p.add_argument("path", type=Path, help="a LoCoMo JSON file or a LongMemEval JSON(.gz) file")
+    p.add_argument("--limit", type=int, help="only the first N conversations / questions of the file")
+    p.add_argument("--types", default=",".join(LME_TYPES_DEFAULT),
+                   help="LongMemEval question types, comma-separated, or 'all' (default knowledge-update)")
+    p.add_argument("--json", dest="json_path", type=Path, help="write the result to this file")
+    p.set_defaults(func=handler)
+
+
+def _is_locomo(path: Path) -> bool:
+    from app.bench.data import _read_json
+
+    rows = _read_json(path)
+    return bool(rows) and isinstance(rows, list) and "conversation" in rows[0]
+
+
+def handler(args: argparse.Namespace) -> int:
+    from app.bench.runtime import conditions_note, run_bench, write_json
+    from app.settings import get_settings
+
+    settings = get_settings().model_copy(update={"bench_graph": True})  # a dream reads the graph
+    if _is_locomo(args.path):
+        from app.bench.data import load_locomo
+
+        conversations = load_locomo(args.path, args.limit)
+
+        async def core(services: Services) -> dict:
+            return await run_locomo_dream(services, conversations)
+    else:
+        from app.bench.data import load_longmemeval
+
+        types = None if args.types == "all" else set(args.types.split(","))
+        questions = [q for q in load_longmemeval(args.path) if types is None or q.type in types]
+        questions = questions[:args.limit] if args.limit else questions
+
+        async def core(services: Services) -> dict:
+            return await run_longmemeval_dream(services, questions)
+
+    result = run_bench(core, settings)
+    print(format_table(result, title=f"dream over {args.path.name}{conditions_note()}"))
+    write_json(args.json_path, {k: v for k, v in result.items() if k != "details"})
+    return 0
+
+
+async def _dream(services: Services, vault: Any) -> tuple[dict[str, Any], float]:
+    from app.background.dream import DreamLoop
+
+    t0 = time.perf_counter()
+    outcome = await DreamLoop(services).run(vault, trigger="bench", force=True)
+    return outcome.run, time.perf_counter() - t0
+
+
+def _dream_row(run: dict[str, Any], seconds: float) -> dict[str, Any]:
+    report = run["report"]
+    return {"seconds": round(seconds, 2), "stage_ms": report["stage_ms"], "conflicts": report["conflicts"],
+            "communities": report["communities"], "edges": report["edges"],
+            "community_summaries": report["community_summaries"], "discoveries": report["discoveries_added"]}
+
+
+def _dream_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    stage_ms: dict[str, list[float]] = defaultdict(list)
+    found: dict[str, int] = defaultdict(int)
+    resolved: dict[str, int] = defaultdict(int)
+    for r in rows:
+        for k, v in r["stage_ms"].items():
+            stage_ms[k].append(v or 0.0)
+        for k, v in r["conflicts"]["found"].items():
+            found[k] += v
+        for k, v in r["conflicts"]["resolved"].items():
+            resolved[k] += v
+    return {
+        "dreams": len(rows),
+        "dream_seconds_mean": round(mean(r["seconds"] for r in rows), 2),
+        "dream_seconds_max": round(max((r["seconds"] for r in rows), default=0.0), 2),
+        "stage_ms_mean": {k: round(mean(v), 1) for k, v in stage_ms.items()},
+        "conflicts_found": dict(found), "conflicts_resolved": dict(resolved),
+        "conflicts_queued": sum(r["conflicts"]["queued"] for r in rows),
+        "community_sizes": [r["communities"].get("1.0", []) for r in rows],
+        "edges_kept": sum(r["edges"].get("kept", 0) for r in rows),
+    }
+
+
+async def run_locomo_dream(services: Services, conversations: list) -> dict[str, Any]:
+    from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions, make_retriever
+    from app.bench.locomo import ADVERSARIAL, ask_conversation, summarize
+    from app.bench.runtime import scratch_vault
+
+    retriever = make_retriever(services, "full")
+    stats = IngestStats()
+    before: list[dict] = []
+    after: list[dict] = []
+    dreams: list[dict] = []
+    for conv in conversations:
+        async with scratch_vault(services, "bench-dream") as vault:
+            turn_ids = await ingest_sessions(services, vault, conv.sessions, close=True, stats=stats)
+            await analyze_blocks(services, [vault])
+            before += await ask_conversation(services, retriever, vault, conv, turn_ids)
+            run, seconds = await _dream(services, vault)
+            dreams.append({"conversation": conv.id, **_dream_row(run, seconds)})
+            after += await ask_conversation(services, retriever, vault, conv, turn_ids)
+    b, a = summarize(before, stats), summarize(after, stats)
+    keep = ("recall@5", "recall@10", "recall@25", "text_recall@10")
+    multi_hop = [d for d in before if d["category"] == 1], [d for d in after if d["category"] == 1]
+    return {
+        "dataset": "locomo", **_dream_totals(dreams),
+        "before": {k: b[k] for k in keep}, "after": {k: a[k] for k in keep},
+        "multi_hop@10": {"before": round(mean(d["recall@10"] for d in multi_hop[0]), 4),
+                         "after": round(mean(d["recall@10"] for d in multi_hop[1]), 4),
+                         "questions": len(multi_hop[0])},
+        "questions": b["questions"], "adversarial_left_out": ADVERSARIAL,
+        "details": dreams,
+    }
+
+
+def current_above_superseded(q: Any, ranked: list[str]) -> bool | None:
+    """For a question with gold sessions of different dates: does the newest gold session (the current fact)
+    rank above every older one (the superseded)? None when there is no older gold session."""
+    dates = {s.file_id: s.date for s in q.sessions}
+    gold = sorted((g for g in q.answer_session_ids if g in dates), key=lambda g: dates[g])
+    if len(gold) < 2 or dates[gold[0]] == dates[gold[-1]]:
+        return None
+    current, older = gold[-1], set(gold[:-1])
+    if current not in ranked:
+        return False
+    pos = ranked.index(current)
+    return not any(r in older for r in ranked[:pos])
+
+
+async def run_longmemeval_dream(services: Services, questions: list) -> dict[str, Any]:
+    from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions, make_retriever
+    from app.bench.longmemeval import METRICS, _question_detail, _scored
+    from app.bench.runtime import scratch_vault
+
+    retriever = make_retriever(services, "full")
+    stats = IngestStats()
+    rows: list[dict] = []
+    dreams: list[dict] = []
+    for q in _scored(questions):
+        async with scratch_vault(services, "bench-dream") as vault:
+            await ingest_sessions(services, vault, q.sessions, close=True, stats=stats)
+            await analyze_blocks(services, [vault])
+            b = await _question_detail(services, retriever, vault, q, "after-history")
+            run, seconds = await _dream(services, vault)
+            dreams.append({"question_id": q.id, **_dream_row(run, seconds)})
+            a = await _question_detail(services, retriever, vault, q, "after-history")
+            rows.append({"question_id": q.id, "type": q.type, "before": b, "after": a,
+                         "current_first_before": current_above_superseded(q, b["ranked"]),
+                         "current_first_after": current_above_superseded(q, a["ranked"])})
+    judged_b = [r["current_first_before"] for r in rows if r["current_first_before"] is not None]
+    judged_a = [r["current_first_after"] for r in rows if r["current_first_after"] is not None]
+    return {
+        "dataset": "longmemeval", **_dream_totals(dreams),
+        "before": {m: round(mean(r["before"][m] for r in rows), 4) for m in METRICS},
+        "after": {m: round(mean(r["after"][m] for r in rows), 4) for m in METRICS},
+        "current_above_superseded": {"before": round(mean(map(float, judged_b)), 4) if judged_b else None,
+                                     "after": round(mean(map(float, judged_a)), 4) if judged_a else None,
+                                     "questions": len(judged_a)},
+        "questions": len(rows), "types": sorted({r["type"] for r in rows}),
+        "details": [{**d, "current_first": (r["current_first_before"], r["current_first_after"])}
+                    for d, r in zip(dreams, rows, strict=True)],
+    }
+
+
+def format_table(result: dict[str, Any], title: str) -> str:
+    lines = [title, f"{result['dreams']} dreams: mean {result['dream_seconds_mean']:.1f} s, max "
+                    f"{result['dream_seconds_max']:.1f} s"]
+    lines.append("stage (mean ms): " + ", ".join(f"{k} {v:.0f}" for k, v in result["stage_ms_mean"].items()))
+    lines.append(f"conflicts found {json.dumps(result['conflicts_found'])}, resolved "
+                 f"{json.dumps(result['conflicts_resolved'])}, queued {result['conflicts_queued']}")
+    lines.append(f"edges kept {result['edges_kept']}; communities (resolution 1.0) per vault: "
+                 + "; ".join(",".join(map(str, sizes)) or "-" for sizes in result["community_sizes"]))
+    keys = list(result["before"])
+    lines.append(f"{'':<8}" + "".join(f"{k:>16}" for k in keys))
+    for side in ("before", "after"):
+        lines.append(f"{side:<8}" + "".join(f"{result[side][k]:>16.3f}" for k in keys))
+    if "multi_hop@10" in result:
+        m = result["multi_hop@10"]
+        lines.append(f"multi-hop @10 ({m['questions']} questions): {m['before']:.3f} -> {m['after']:.3f}")
+    if "current_above_superseded" in result:
+        c = result["current_above_superseded"]
+        fmt = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
+        lines.append(f"current fact's session above the superseded one's ({c['questions']} questions with both): "
+                     f"{fmt(c['before'])} -> {fmt(c['after'])}")
+    return "\n".join(lines)
