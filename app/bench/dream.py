@@ -3,7 +3,8 @@
 Each conversation (LoCoMo) or question haystack (LongMemEval; ``--types`` picks the question types, knowledge
 updates by default) goes into its own vault through the write track, sessions closed, its knowledge graph built as
 the worker does; its questions are asked (the full read pipeline), the vault dreams once (``DreamLoop``, the gate
-forced), and the questions are asked again. Printed: wall time per stage, conflicts found / resolved / queued,
+forced), and the questions are asked again (recall's access write-back is off in both passes, so the dream is the
+only change between them). Printed: wall time per stage, conflicts found / resolved / queued,
 communities and their sizes, and the retrieval metrics before and after (LoCoMo's evidence coverage, multi-hop
 @10 among them; LongMemEval's session metrics, with, for knowledge updates, how often the current fact's session
 ranks above the superseded one's).
@@ -109,11 +110,12 @@ def _dream_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def run_locomo_dream(services: Services, conversations: list) -> dict[str, Any]:
-    from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions, make_retriever
+    from app.bench.full import FullRecall
+    from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions
     from app.bench.locomo import ADVERSARIAL, ask_conversation, summarize
     from app.bench.runtime import scratch_vault
 
-    retriever = make_retriever(services, "full")
+    retriever = FullRecall(services, writeback=False)  # the questions of the first pass must not change the second
     stats = IngestStats()
     before: list[dict] = []
     after: list[dict] = []
@@ -155,11 +157,12 @@ def current_above_superseded(q: Any, ranked: list[str]) -> bool | None:
 
 
 async def run_longmemeval_dream(services: Services, questions: list) -> dict[str, Any]:
-    from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions, make_retriever
+    from app.bench.full import FullRecall
+    from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions
     from app.bench.longmemeval import METRICS, _question_detail, _scored
     from app.bench.runtime import scratch_vault
 
-    retriever = make_retriever(services, "full")
+    retriever = FullRecall(services, writeback=False)  # the questions of the first pass must not change the second
     stats = IngestStats()
     rows: list[dict] = []
     dreams: list[dict] = []
@@ -195,8 +198,9 @@ def format_table(result: dict[str, Any], title: str) -> str:
     lines.append("stage (mean ms): " + ", ".join(f"{k} {v:.0f}" for k, v in result["stage_ms_mean"].items()))
     lines.append(f"conflicts found {json.dumps(result['conflicts_found'])}, resolved "
                  f"{json.dumps(result['conflicts_resolved'])}, queued {result['conflicts_queued']}")
-    lines.append(f"edges kept {result['edges_kept']}; communities (resolution 1.0) per vault: "
-                 + "; ".join(",".join(map(str, sizes)) or "-" for sizes in result["community_sizes"]))
+    lines.append(f"edges kept {result['edges_kept']}; communities at resolution 1.0 per vault (count: largest "
+                 "sizes): " + "; ".join(f"{len(sizes)}: {','.join(map(str, sizes[:5]))}" if sizes else "-"
+                                       for sizes in result["community_sizes"]))
     keys = list(result["before"])
     lines.append(f"{'':<8}" + "".join(f"{k:>16}" for k in keys))
     for side in ("before", "after"):

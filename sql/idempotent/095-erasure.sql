@@ -140,6 +140,7 @@ DECLARE
     v_audit    integer;
     v_logs     integer;
     v_texts    text[];
+    v_names    text[] := '{}';
     v_table    text;
 BEGIN
     SELECT graph_name INTO v_graph FROM memvault.vault WHERE id = p_vault;
@@ -181,6 +182,10 @@ BEGIN
      WHERE NOT EXISTS (SELECT 1 FROM memvault.triple t2
                         WHERE t2.vault_id = p_vault AND NOT t2.id = ANY (v_triples)
                           AND (t2.subject_id = x.e OR t2.object_id = x.e));
+    -- The dream's derived rows that name those entities (communities and their summaries, skills, snapshots, lint
+    -- findings) go with them; the next dream derives them again from what is left.
+    SELECT coalesce(array_agg(e.name), '{}') INTO v_names FROM memvault.entity e
+     WHERE e.vault_id = p_vault AND e.id = ANY (v_entities) AND length(e.name) >= 4;
     DELETE FROM memvault.triple WHERE vault_id = p_vault AND id = ANY (v_triples);
     DELETE FROM memvault.entity WHERE vault_id = p_vault AND id = ANY (v_entities);
     IF v_graph IS NOT NULL AND EXISTS (SELECT 1 FROM ag_catalog.ag_graph WHERE name = v_graph::name) THEN
@@ -193,12 +198,21 @@ BEGIN
     END IF;
     -- Rows derived from it by the background track (the dream's review queue and discoveries) and knowledge gaps:
     -- any row of these tables whose JSON holds one of the purged texts goes.
-    FOREACH v_table IN ARRAY ARRAY['review_queue', 'discovery_inbox', 'knowledge_gap'] LOOP
+    FOREACH v_table IN ARRAY ARRAY['review_queue', 'discovery_inbox', 'knowledge_gap', 'community_summary', 'attitude',
+                                   'lint_finding', 'community', 'skill', 'daily_snapshot'] LOOP
         IF to_regclass(format('memvault.%I', v_table)) IS NOT NULL THEN
             EXECUTE format('DELETE FROM memvault.%I x WHERE x.vault_id = $1 AND EXISTS (SELECT 1 FROM unnest($2::text[]) t '
                            'WHERE length(t) >= 8 AND strpos(to_jsonb(x)::text, '
                            'left(substr(to_jsonb(t)::text, 2, length(to_jsonb(t)::text) - 2), 200)) > 0)', v_table)
                 USING p_vault, coalesce(v_texts, '{}');
+        END IF;
+    END LOOP;
+    FOREACH v_table IN ARRAY ARRAY['community', 'community_summary', 'skill', 'daily_snapshot', 'lint_finding',
+                                   'discovery_inbox'] LOOP
+        IF to_regclass(format('memvault.%I', v_table)) IS NOT NULL AND cardinality(v_names) > 0 THEN
+            EXECUTE format('DELETE FROM memvault.%I x WHERE x.vault_id = $1 AND EXISTS (SELECT 1 FROM unnest($2::text[]) n '
+                           'WHERE strpos(lower(to_jsonb(x)::text), lower(n)) > 0)', v_table)
+                USING p_vault, v_names;
         END IF;
     END LOOP;
     -- Logs and caches that hold it.

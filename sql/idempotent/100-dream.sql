@@ -186,21 +186,24 @@ CREATE OR REPLACE FUNCTION memvault.dream_conflict_scan_v1(p_run bigint, p_singl
         WHERE o.id <> n.id AND (o.valid_at, o.id) < (n.valid_at, n.id) AND o.kind = ANY (p_kinds)
           AND n.kind = ANY (p_kinds) AND o.invalid_at IS NULL AND o.retracted_at IS NULL AND n.invalid_at IS NULL AND n.retracted_at IS NULL
         ORDER BY o.id, n.id
+    ), facts AS MATERIALIZED (
+        -- the vault's valid facts, scanned exactly: a lateral nearest-neighbour query per memory through the shared
+        -- HNSW index, filtered to one vault and kind, ran 580 s on a LongMemEval haystack of 1,551 blocks
+        SELECT o.id, o.embedding, o.valid_at, o.content_hash, o.recorded_at FROM memvault.block o, v
+        WHERE o.vault_id = v.id AND o.kind = ANY (p_kinds) AND o.embedding IS NOT NULL
+          AND o.invalid_at IS NULL AND o.retracted_at IS NULL
     ), semantic AS (
         SELECT x.old_id, n.id AS new_id, 'semantic'::text, jsonb_build_object('cosine', round(x.cos::numeric, 3)),
                n.recorded_at
-        FROM v
-        JOIN memvault.block n ON n.vault_id = v.id
+        FROM facts n
         CROSS JOIN LATERAL (
             SELECT o.id AS old_id, 1 - (o.embedding <=> n.embedding) AS cos, o.content_hash
-            FROM memvault.block o
-            WHERE o.vault_id = v.id AND o.id <> n.id AND o.kind = ANY (p_kinds) AND o.embedding IS NOT NULL
-              AND o.invalid_at IS NULL AND o.retracted_at IS NULL AND (o.valid_at, o.id) < (n.valid_at, n.id)
+            FROM facts o
+            WHERE o.id <> n.id AND (o.valid_at, o.id) < (n.valid_at, n.id)
             ORDER BY o.embedding <=> n.embedding
             LIMIT p_neighbours
         ) x
-        WHERE n.recorded_at > coalesce(p_since, '-infinity') AND n.kind = ANY (p_kinds) AND n.embedding IS NOT NULL
-          AND n.invalid_at IS NULL AND n.retracted_at IS NULL
+        WHERE n.recorded_at > coalesce(p_since, '-infinity')
           AND x.cos >= p_min_cos AND x.content_hash <> n.content_hash
     ), duplicate AS (
         SELECT DISTINCT ON (n.id) o.id, n.id, 'duplicate'::text, '{}'::jsonb, n.recorded_at

@@ -164,3 +164,15 @@ async def test_dream_files_preferences_and_skill_uses(services, vault) -> None:
         [sk] = await Personal().skills(conn)
     assert att["category"] == "tooling" or att["category"] == "aesthetic"
     assert att["evidence"] == ["s5"] and sk["name"] == "Rust" and sk["evidence"] == ["s6"]
+
+
+async def test_erasure_reaches_what_the_dream_derived(services, vault) -> None:
+    [pref] = await put_blocks(services, vault, [Mem("I prefer Quaxolotl notebooks for every sketch.",
+                                                    category="Preference", session_id="s7")])
+    await DreamLoop(services).run(vault, force=True)
+    async with services.db.transaction(vault.id) as conn:
+        [att] = await Personal().attitudes(conn)
+    assert "Quaxolotl" in att["statement"]
+    await services.db.fetchone("SELECT memvault.purge_block_v1(%s, %s) AS r", (vault.id, pref))
+    residue = await services.db.fetchall("SELECT * FROM memvault.erasure_residue_v1('Quaxolotl')")
+    assert [r for r in residue if r["schema_name"] == "memvault"] == []
