@@ -10,10 +10,19 @@ prompt on 2.)"""
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
+from app import commands, keys_commands
+from app.background import commands as background_commands
+from app.bench import commands as bench_commands
+from app.db import commands as db_commands
 from app.errors import Conflict, DatabaseUnavailable, InvalidInput, MemvaultError, NotFound, PayloadTooLarge
+from app.importers import commands as importers_commands
+from app.interfaces import commands as interfaces_commands
+from app.interfaces import people
+from app.portability import commands as portability_commands
+from app.read import commands as read_commands
+from app.safety import commands as safety_commands
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT, EXIT_UNAVAILABLE, EXIT_INTERRUPTED = (
     0, 1, 2, 3, 4, 5, 130)
@@ -26,34 +35,17 @@ EPILOG = ("exit codes: 0 done, 1 failure (not the caller's), 2 bad usage or inpu
 def exit_code(exc: MemvaultError) -> int:
     return next((code for cls, code in _EXIT_BY_ERROR if isinstance(exc, cls)), EXIT_FAILURE)
 
-# Modules exposing ``add_commands(subparsers)``; each sets ``func`` (args -> exit code) on its parsers.
-_COMMAND_MODULES = (
-    "app.db.commands",
-    "app.commands",
-    "app.keys_commands",
-    "app.models.commands",
-    "app.write.commands",
-    "app.read.commands",
-    "app.interfaces.commands",
-    "app.background.commands",
-    "app.interfaces.people",
-    "app.importers.commands",
-    "app.safety.commands",
-    "app.portability.commands",
-    "app.bench.commands",
-)
+
+# Each exposes ``add_commands(subparsers)`` and sets ``func`` (args -> exit code) on its parsers; a new area's
+# commands module is one import here and one entry below (a missing one is an ImportError, never skipped).
+_COMMANDS = (db_commands, commands, keys_commands, read_commands, interfaces_commands, background_commands,
+             people, importers_commands, safety_commands, portability_commands, bench_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memvault", description="Long-term memory for AI agents.", epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
+    for module in _COMMANDS:
         module.add_commands(sub)
     return parser
 

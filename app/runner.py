@@ -18,7 +18,7 @@ async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
     from app.worker.app import app as jobs_app
     from app.worker.context import bind_services
 
-    from app.worker.stalled import retry_stalled_jobs
+    from app.background.stalled import retry_stalled_jobs
 
     bind_services(services)
     settings = services.settings

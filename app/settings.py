@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     worker_concurrency: int = 2
     worker_heartbeat_s: float = Field(default=10.0, description="How often a worker records that it is alive.")
     worker_stalled_s: float = Field(default=30.0, description="A worker silent this long is taken for dead: its "
-                                    "running jobs are queued again (app/worker/stalled.py).")
+                                    "running jobs are queued again (app/background/stalled.py).")
     max_content_chars: int = 20_000
     max_batch_items: int = 500
     max_body_bytes: int = Field(default=12_000_000, description="Largest request body (413 beyond); a full batch of "

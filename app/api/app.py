@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -12,45 +11,28 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
 from app import __version__
+from app.api.browse import EntityController, SessionListController
 from app.api.errors import EXCEPTION_HANDLERS
 from app.api.guard import provide_principal, require_key
-from app.errors import InvalidInput
 from app.api.health import HealthController
+from app.api.keys import KeyController
+from app.api.vaults import VaultController
+from app.background.api import DiscoveryController, DreamController, PersonalController, ReviewController
+from app.errors import InvalidInput
+from app.interfaces.inspector import InspectorController
+from app.interfaces.inspector_auth import InspectorLoginController
+from app.interfaces.inspector_review import InspectorReviewController
+from app.portability.api import PortabilityController
+from app.read.api import RecallController
 from app.services import Services
 from app.settings import Settings, get_settings
+from app.write.api import MemoryController, SessionController
 
-# Feature controllers, each in its own package; a missing one is simply not mounted yet.
-_CONTROLLERS = (
-    "app.api.vaults:VaultController",
-    "app.api.keys:KeyController",
-    "app.write.api:MemoryController",
-    "app.write.api:SessionController",
-    "app.read.api:RecallController",
-    "app.api.browse:SessionListController",
-    "app.api.browse:EntityController",
-    "app.portability.api:PortabilityController",
-    "app.interfaces.inspector:InspectorController",
-    "app.interfaces.inspector_auth:InspectorLoginController",
-    "app.interfaces.inspector_review:InspectorReviewController",
-    "app.background.api:DreamController",
-    "app.background.api:ReviewController",
-    "app.background.api:DiscoveryController",
-    "app.background.api:PersonalController",
-)
-
-
-def _feature_controllers() -> list:
-    found = []
-    for spec in _CONTROLLERS:
-        module_name, _, attr = spec.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                continue
-            raise
-        found.append(getattr(module, attr))
-    return found
+# Every route handler, by plain import: a new feature's controller is one import and one entry here.
+CONTROLLERS = (HealthController, VaultController, KeyController, MemoryController, SessionController,
+               RecallController, SessionListController, EntityController, PortabilityController,
+               InspectorController, InspectorLoginController, InspectorReviewController, DreamController,
+               ReviewController, DiscoveryController, PersonalController)
 
 
 BIGINT_MAX = 2**63 - 1
@@ -86,7 +68,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         return state["services"]
 
     return Litestar(
-        route_handlers=[HealthController, *_feature_controllers()],
+        route_handlers=list(CONTROLLERS),
         dependencies={"services": Provide(provide_services, use_cache=True),
                       "principal": Provide(provide_principal, sync_to_thread=False)},
         guards=[require_key],

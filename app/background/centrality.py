@@ -21,11 +21,15 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 from app.pagerank import pagerank
+from app.worker.app import app
+from app.worker.context import get_services
 
 if TYPE_CHECKING:
     from app.db.connector import Database
 
 log = logging.getLogger(__name__)
+
+TASK = "graph_centrality"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +69,11 @@ class GraphCentrality:
         due = await self.db.fetchall("SELECT * FROM memvault.centrality_due_v1()")
         return [await self.score_vault(r["vault_id"], triples=int(r["triples"]), max_triple=int(r["max_triple"]))
                 for r in due if vault_id is None or r["vault_id"] == vault_id]
+
+
+
+@app.periodic(cron="*/10 * * * *", periodic_id=TASK)
+@app.task(name=TASK, queue="maintenance", queueing_lock=TASK)
+async def graph_centrality(timestamp: int) -> list[dict]:
+    """Every 10 minutes: rescore the blocks of each vault whose graph changed. Periodic: nothing defers it."""
+    return [r.as_dict() for r in await GraphCentrality((await get_services()).db).score_due()]

@@ -1,17 +1,21 @@
-"""The background track's jobs (Procrastinate): graph centrality for PPRBoost, and the modules of the dream loop,
-registered by importing them."""
+"""Every job of the background track, registered on the Procrastinate app (``app.worker.app``) by importing each
+module of this package: a job is one module here (its task name, queue, lock, the typed ``defer_<job>(conn, *,
+vault_id, ...)`` that producers import, and the task). The worker imports this module (``import_paths``); a
+module that fails to import stops the worker at start-up, nothing is skipped."""
 
 from __future__ import annotations
 
-from app.background import dream_job  # noqa: F401  (dream_vault, dream_schedule)
-from app.worker.app import app
-from app.worker.context import get_services
+import importlib
+import pkgutil
+
+import app.background as _package
 
 
-@app.periodic(cron="*/10 * * * *", periodic_id="graph_centrality")
-@app.task(name="graph_centrality", queue="maintenance", queueing_lock="graph_centrality")
-async def graph_centrality(timestamp: int) -> list[dict]:
-    """Every 10 minutes: rescore the blocks of each vault whose graph changed (app/background/centrality.py)."""
-    from app.background.centrality import GraphCentrality
+def modules() -> list[str]:
+    """The names of the package's modules, this one excepted."""
+    return sorted(f"{_package.__name__}.{m.name}" for m in pkgutil.iter_modules(_package.__path__)
+                  if m.name != "jobs")
 
-    return [r.as_dict() for r in await GraphCentrality((await get_services()).db).score_due()]
+
+for _name in modules():
+    importlib.import_module(_name)

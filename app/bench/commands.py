@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 
-_BENCHES = ("embed", "ingest", "guard", "longmemeval", "locomo", "latency", "load", "report", "dream")
+from app.bench import dream, embed, guard, ingest, latency, load, locomo, longmemeval, report
+
+_BENCHES = (embed, ingest, guard, longmemeval, locomo, latency, load, report, dream)
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help="benchmarks on real data; each prints a table, --json writes keys")
     bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
-    for name in _BENCHES:
-        try:
-            module = importlib.import_module(f"app.bench.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"app.bench.{name}":
-                continue
-            raise
+    for module in _BENCHES:
         module.add_parser(bench_sub)

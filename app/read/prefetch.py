@@ -1,6 +1,6 @@
 """Slow Thinker (seed 000, section IX; VoiceAgentRAG): predict the next questions, recall them ahead of time.
 
-Deferred as a job when a turn is appended (``app.read.jobs``). Five ops: ContextSampler (last 8 utterances) ->
+Deferred as a job when a turn is appended (``app.background.prefetch``). Five ops: ContextSampler (last 8 utterances) ->
 QuestionGenerator (``predict_next_questions``, top 3) -> QuestionRanker (confidence, then continuity with the last
 utterance) -> QuestionDeduplicator (questions already predicted in the last 5 minutes) -> QuestionEmitter (the
 top 2 are recalled and stored in the UNLOGGED ``prefetch_cache`` for 300 s, sanitized before they are stored).

@@ -1,7 +1,9 @@
 """The Procrastinate app: the background track's job queue, in the same PostgreSQL.
 
 Jobs are deferred inside the caller's transaction with ``memvault.defer_job_v1`` (see ``defer_in``), so a
-memory and the job that builds its graph commit together. Task modules register themselves on ``app``.
+memory and the job that builds its graph commit together. The jobs themselves live in ``app/background/`` (one
+module each, with the typed ``defer_<job>`` a producer imports); ``app.background.jobs`` imports them all, and the
+worker imports it.
 """
 
 from __future__ import annotations
@@ -12,10 +14,7 @@ from typing import Any
 import procrastinate
 import psycopg
 
-# Task modules; imported by the worker so their @app.task decorators run.
-TASK_MODULES = ("app.write.jobs", "app.read.jobs", "app.db.jobs", "app.background.jobs", "app.worker.stalled")
-
-app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=list(TASK_MODULES))
+app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=["app.background.jobs"])
 
 
 async def act_as_job(call_next, context, worker) -> Any:
@@ -32,7 +31,8 @@ def connector_for(url: str) -> procrastinate.PsycopgConnector:
 
 async def defer_in(conn: psycopg.AsyncConnection, task_name: str, args: dict[str, Any], *,
                    queue: str = "default", queueing_lock: str | None = None) -> int | None:
-    """Queue a job on ``conn``'s open transaction: it exists only if that transaction commits.
+    """Queue a job on ``conn``'s open transaction: it exists only if that transaction commits. Called by the
+    ``defer_<job>`` functions of ``app/background/`` only (they own the task's name, queue and lock).
 
     None: a job with the same ``queueing_lock`` is already waiting, and will do the work."""
     cur = await conn.execute(

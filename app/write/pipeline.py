@@ -30,7 +30,6 @@ from app.write.provenance import SOURCE_KINDS, trust_for
 from app.write.timing import NO_CLOCK, StageClock
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-GRAPH_JOB = "build_graph"
 
 # Runs inside the write's transaction with what the write produced (idempotency records use it).
 Hook = Callable[[psycopg.AsyncConnection, Any], Awaitable[None]]
@@ -224,10 +223,9 @@ class WriteTrack:
         if audits:
             await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)", (vault.id, json.dumps(audits, default=str)))
         if touched:
-            from app.worker.app import defer_in
+            from app.background.graph_build import defer_graph_build
 
-            await defer_in(conn, GRAPH_JOB, {"vault_id": str(vault.id), "block_ids": sorted(set(touched))},
-                           queue="graph")
+            await defer_graph_build(conn, vault_id=vault.id, block_ids=touched)
         return [results[i] for i in sorted(results)]
 
     def _validate(self, items: Sequence[WriteItem], max_items: int | None = None) -> None:

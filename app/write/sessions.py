@@ -23,11 +23,11 @@ from datetime import datetime
 
 import psycopg
 
+from app.background.prefetch import defer_prefetch
 from app.errors import Conflict, InvalidInput, NotFound
 from app.models.tasks.base import get_task
 from app.services import Services
 from app.vaults import Vault
-from app.worker.app import defer_in
 from app.write.chunking import ChunkingConfig, chunk_turn
 from app.write.items import ItemResult, WriteItem
 from app.write.pipeline import Hook, WriteTrack
@@ -86,8 +86,7 @@ class SessionTrack:
             results = await self.write.apply(conn, vault, await self.write.prepare(vault, items, conn)) if items else []
             result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=reopened)
             # The Slow Thinker predicts the next questions in the background (one queued job per session).
-            await defer_in(conn, "prefetch_for_turn", {"vault_id": str(vault.id), "session_id": session_id},
-                           queue="prefetch", queueing_lock=f"prefetch:{vault.id}:{session_id}")
+            await defer_prefetch(conn, vault_id=vault.id, session_id=session_id)
             if hook is not None:
                 await hook(conn, result)
             t_commit = time.perf_counter()

@@ -88,7 +88,7 @@ async def test_search_and_dedup_use_the_vaults_index_once_it_exists(services, va
 
 
 async def test_the_worker_job_builds_due_indexes(services, vault, db_url) -> None:
-    from app.db.jobs import build_ann_indexes
+    from app.background.ann_indexes import build_ann_indexes
     from app.worker.app import app as jobs_app
     from app.worker.app import connector_for
     from app.worker.context import bind_services

@@ -105,7 +105,7 @@ async def test_pprboost_lifts_the_central_memory_in_recall(services, vault) -> N
 
 
 async def test_the_worker_job_and_the_command(services, vault, db_url, monkeypatch, capsys) -> None:
-    from app.background.jobs import graph_centrality
+    from app.background.centrality import graph_centrality
     from app.cli import main
     from app.settings import get_settings
     from app.worker import context

@@ -1,5 +1,5 @@
 """A worker killed (SIGKILL) in the middle of a job: the job is retried by the next worker (Procrastinate's stalled
-jobs, found by their dead worker's heartbeat: app/worker/stalled.py) and has its effect once."""
+jobs, found by their dead worker's heartbeat: app/background/stalled.py) and has its effect once."""
 
 from __future__ import annotations
 

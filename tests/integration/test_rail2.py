@@ -201,7 +201,7 @@ async def test_dropping_a_vault_drops_its_rail(services) -> None:
 
 
 async def test_the_worker_job_fills_the_rail(services, vault, db_url) -> None:
-    from app.read.jobs import embed_rail2
+    from app.background.rail2 import embed_rail2
     from app.worker.app import app as jobs_app
     from app.worker.app import connector_for
     from app.worker.context import bind_services

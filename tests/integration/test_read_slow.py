@@ -169,7 +169,7 @@ async def test_selection_funnel_recipe(services, vault) -> None:
 
 
 def test_prefetch_task_is_registered() -> None:
-    import app.read.jobs  # noqa: F401
+    import app.background.jobs  # noqa: F401
     from app.worker.app import app as procrastinate_app
 
     assert "prefetch_for_turn" in procrastinate_app.tasks

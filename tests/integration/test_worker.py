@@ -27,7 +27,7 @@ async def test_worker_drains_graph_jobs(services, vault, db_url) -> None:
 
 
 async def test_worker_recounts_lexeme_stats(services, vault, db_url) -> None:
-    from app.read.jobs import refresh_lexeme_stats
+    from app.background.lexeme_stats import refresh_lexeme_stats
     from app.worker.app import app as jobs_app
     from app.worker.app import connector_for
     from app.worker.context import bind_services

@@ -1,15 +1,17 @@
-"""The database's own background job: the per-vault HNSW indexes (app/db/ann_index.py)."""
+"""Per-vault HNSW indexes (:mod:`app.db.ann_index`): every minute, the index of each vault grown past the
+threshold is built and the stale ones dropped. Periodic, across vaults: nothing defers it."""
 
 from __future__ import annotations
 
 from app.worker.app import app
 from app.worker.context import get_services
 
+TASK = "build_ann_indexes"
 
-@app.periodic(cron="* * * * *", periodic_id="build_ann_indexes")
-@app.task(name="build_ann_indexes", queue="maintenance", queueing_lock="build_ann_indexes")
+
+@app.periodic(cron="* * * * *", periodic_id=TASK)
+@app.task(name=TASK, queue="maintenance", queueing_lock=TASK)
 async def build_ann_indexes(timestamp: int) -> dict:
-    """Every minute: build the HNSW index of each vault that has grown past the threshold, drop the stale ones."""
     from app.db import ann_index
 
     done = await ann_index.apply((await get_services()).db, min_blocks=ann_index.MIN_BLOCKS)
