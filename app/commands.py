@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from app.db.queries import Q
+
 if TYPE_CHECKING:
     from app.db.ann_index import IndexAction
 
@@ -84,9 +86,9 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _reembed(args: argparse.Namespace) -> int:
-    import psycopg
     from tqdm import tqdm
 
+    from app.db.connector import sync_connection
     from app.models.registry import get_embedder
     from app.reembed import pending, reembed
     from app.services import database_url
@@ -95,14 +97,13 @@ def _reembed(args: argparse.Namespace) -> int:
     settings = get_settings()
     url = database_url(settings)
     if args.abort:
-        with psycopg.connect(url) as conn:
-            conn.execute("SELECT memvault.reembed_abort_v1()")
+        with sync_connection(url) as conn:
+            conn.execute(Q.reembed_abort)
         print("reembed: unfinished move dropped; the database keeps its embedder")
         return 0
     embedder = get_embedder(settings.model_copy(update={"embedder": args.to}))
-    with psycopg.connect(url) as conn:
-        total = conn.execute("SELECT (SELECT count(*) FROM memvault.block) + (SELECT count(*) FROM memvault.entity)"
-                             ).fetchone()[0]
+    with sync_connection(url) as conn:
+        total = conn.execute(Q.count_vectors).fetchone()[0]
     todo = pending(url) or total
     with tqdm(total=todo, unit="vec", desc=f"reembed -> {embedder.name}") as bar:
         result = reembed(url, embedder, batch=args.batch, progress=bar.update)
@@ -201,8 +202,8 @@ def _graph_rebuild(args: argparse.Namespace) -> int:
     async def run() -> int:
         async with Database(database_url(get_settings())) as db:
             vault = await get_vault(db, args.vault)
-            row = await db.fetchone("SELECT memvault.graph_rebuild_v1(%s) AS edges", (vault.id,))
-            counts = await db.fetchone("SELECT * FROM memvault.graph_counts_v1(%s)", (vault.id,))
+            row = await db.fetchone(Q.graph_rebuild, (vault.id,))
+            counts = await db.fetchone(Q.graph_counts, (vault.id,))
         print(f"graph of {args.vault}: {counts['vertices']} entities, {row['edges']} relations")
         return 0
 

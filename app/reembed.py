@@ -8,17 +8,18 @@ re-seeded by it on first use.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
 
 from app.db.ann_index import MIN_BLOCKS
+from app.db.connector import sync_connection
+from app.db.queries import Q, Query
 from app.models.base import Embedder
-
-
-# The text a block's embedding was made from (WriteItem.embedding_text): its context line, then the memory.
-BLOCK_EMBEDDING_TEXT = "concat_ws(E'\\n', metadata->>'context', normalized)"
+from app.write.items import embedding_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,41 +30,49 @@ class ReembedResult:
     dim: int
 
 
-def _fill(conn: psycopg.Connection, table: str, text_col: str, embedder: Embedder, batch: int, progress) -> int:
+def _block_text(row: dict[str, Any]) -> str:
+    return embedding_text(row["context"], row["normalized"])
+
+
+def _entity_text(row: dict[str, Any]) -> str:
+    return row["name"]
+
+
+def _fill(conn: psycopg.Connection, due: Query, put: Query, text: Callable[[dict[str, Any]], str],
+          embedder: Embedder, batch: int, progress) -> int:
     total = 0
     while True:
-        rows = conn.execute(
-            f"SELECT vault_id, id, {text_col} FROM memvault.{table} WHERE embedding_next IS NULL "  # noqa: S608
-            "ORDER BY vault_id, id LIMIT %s", (batch,)).fetchall()
+        rows = conn.execute(due, (batch,)).fetchall()
         if not rows:
             return total
-        vectors = embedder.embed_documents([r[2] for r in rows])
+        vectors = embedder.embed_documents([text(r) for r in rows])
         with conn.cursor() as cur:
-            cur.executemany(f"UPDATE memvault.{table} SET embedding_next = %s WHERE vault_id = %s AND id = %s",  # noqa: S608
-                            [(v, r[0], r[1]) for v, r in zip(vectors, rows, strict=True)])
+            cur.executemany(put, [(v, r["vault_id"], r["id"]) for v, r in zip(vectors, rows, strict=True)])
         conn.commit()
         total += len(rows)
         progress(len(rows))
 
 
 def reembed(url: str, embedder: Embedder, *, batch: int = 256, progress=lambda n: None) -> ReembedResult:
-    with psycopg.connect(url) as conn:
+    from psycopg.rows import dict_row
+
+    with sync_connection(url, row_factory=dict_row) as conn:
         register_vector(conn)
-        conn.execute("SELECT memvault.reembed_begin_v1(%s, %s)", (embedder.name, embedder.dim))
+        conn.execute(Q.reembed_begin, (embedder.name, embedder.dim))
         conn.commit()
         register_vector(conn)  # the shadow column's type is new to this connection's adapters
-        blocks = _fill(conn, "block", BLOCK_EMBEDDING_TEXT, embedder, batch, progress)
-        entities = _fill(conn, "entity", "name", embedder, batch, progress)
-        conn.execute("SELECT memvault.reembed_switch_v1()")
+        blocks = _fill(conn, Q.reembed_blocks_due, Q.reembed_block_put, _block_text, embedder, batch, progress)
+        entities = _fill(conn, Q.reembed_entities_due, Q.reembed_entity_put, _entity_text, embedder, batch, progress)
+        conn.execute(Q.reembed_switch)
         # The vaults' own HNSW indexes went with the old column: build them again before search needs them.
-        conn.execute("SELECT memvault.build_due_ann_indexes_v1(%s)", (MIN_BLOCKS,))
+        conn.execute(Q.build_due_ann_indexes, (MIN_BLOCKS,))
         conn.commit()
     return ReembedResult(blocks, entities, embedder.name, embedder.dim)
 
 
 def pending(url: str) -> int:
-    with psycopg.connect(url) as conn:
-        has = conn.execute("SELECT next_name FROM memvault.embedder_config").fetchone()
+    with sync_connection(url) as conn:
+        has = conn.execute(Q.embedder_next).fetchone()
         if not has or has[0] is None:
             return 0
-        return conn.execute("SELECT count(*) FROM memvault.block WHERE embedding_next IS NULL").fetchone()[0]
+        return conn.execute(Q.reembed_pending).fetchone()[0]

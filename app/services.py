@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from app.db.connector import Database
+from app.db.queries import Q
 from app.models.base import LLM, Embedder, Reranker
 from app.settings import Settings, get_settings
 
@@ -68,7 +69,7 @@ class Services:
         await db.open()
         try:
             embedder = get_embedder(settings)
-            await db.fetchone("SELECT * FROM memvault.configure_embedder_v1(%s, %s)", (embedder.name, embedder.dim))
+            await db.fetchone(Q.configure_embedder, (embedder.name, embedder.dim))
             return cls(settings=settings, db=db, embedder=embedder, llm=get_llm(settings),
                        reranker=get_reranker(settings), rail2=get_rail2_embedder(settings))
         except BaseException:

@@ -14,7 +14,7 @@ COPY pyproject.toml README.md ./
 COPY app ./app
 COPY sql ./sql
 COPY migrations ./migrations
-# Editable: the migrations read sql/ and migrations/ beside the app package (app/db/migrate.py).
+# The package carries sql/ and migrations/ (app/sql, app/migrations: package data, app/db/resources.py).
 RUN pip install --no-cache-dir -e . \
     && useradd --system --home-dir /var/lib/memvault --create-home memvault
 USER memvault

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.errors import ERROR_RESPONSES
 from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
+from app.db.queries import Q
 from app.errors import InvalidInput, NotFound
 from app.services import Services
 from app.vaults import get_vault
@@ -106,7 +107,7 @@ async def list_memories(services: Services, vault: str, filters: dict[str, Any],
     v = await get_vault(services.db, vault)
     after = decode_cursor("memories", cursor)
     given = {k: (x.isoformat() if isinstance(x, datetime) else x) for k, x in filters.items() if x is not None}
-    rows = await services.db.fetchall("SELECT * FROM memvault.list_blocks_v1(%s, %s, %s)",
+    rows = await services.db.fetchall(Q.list_blocks,
                                       (Jsonb(given), after[0] if after else None, limit + 1), vault_id=v.id)
     return page("memories", rows, limit, lambda r: [r["id"]], MemoryItem.model_validate)
 
@@ -121,7 +122,7 @@ async def edit_memory(services: Services, vault: str, block_id: int, data: Memor
         raise InvalidInput("nothing to change: the body has no field",
                            hint="send one of category, confidence, tier, valid_at, invalid_at, metadata")
     v = await get_vault(services.db, vault)
-    await services.db.fetchone("SELECT memvault.patch_block_v1(%s, %s)", (block_id, Jsonb(changes)), vault_id=v.id)
+    await services.db.fetchone(Q.patch_block, (block_id, Jsonb(changes)), vault_id=v.id)
     return MemoryOut.model_validate(await get_memory(services, v, block_id))
 
 
@@ -129,10 +130,10 @@ async def list_turns(services: Services, vault: str, session: str, limit: int, c
                      ) -> Page[TurnItem]:
     v = await get_vault(services.db, vault)
     after = decode_cursor("turns", cursor)
-    rows = await services.db.fetchall("SELECT * FROM memvault.list_turns_v1(%s, %s, %s)",
+    rows = await services.db.fetchall(Q.list_turns,
                                       (session, after[0] if after else None, limit + 1), vault_id=v.id)
     if not rows and after is None and not await services.db.fetchone(
-            "SELECT 1 AS x FROM memvault.session WHERE vault_id = %s AND id = %s", (v.id, session), vault_id=v.id):
+            Q.session_exists, (v.id, session), vault_id=v.id):
         raise NotFound(f"no session {session!r} in vault {vault!r}",
                        hint="list the vault's sessions: GET /v1/vaults/{vault}/sessions")
     return page("turns", rows, limit, lambda r: [r["seq"]], TurnItem.model_validate)
@@ -149,7 +150,7 @@ class SessionListController(Controller):
                             limit: int = limit_param(50), cursor: str | None = CURSOR) -> Page[SessionItem]:
         v = await get_vault(services.db, vault)
         after = decode_cursor("sessions", cursor) or [None, None]
-        rows = await services.db.fetchall("SELECT * FROM memvault.list_sessions_v1(%s, %s, %s, %s)",
+        rows = await services.db.fetchall(Q.list_sessions,
                                           (after[0], after[1], limit + 1, open), vault_id=v.id)
         return page("sessions", rows, limit, lambda r: [r["last_turn_at"].isoformat(), r["id"]],
                     SessionItem.model_validate)
@@ -166,7 +167,7 @@ class EntityController(Controller):
                             limit: int = limit_param(50), cursor: str | None = CURSOR) -> Page[EntityItem]:
         v = await get_vault(services.db, vault)
         after = decode_cursor("entities", cursor) or [None, None]
-        rows = await services.db.fetchall("SELECT * FROM memvault.list_entities_v1(%s, %s, %s, %s)",
+        rows = await services.db.fetchall(Q.list_entities,
                                           (contains, after[0], after[1], limit + 1), vault_id=v.id)
         return page("entities", rows, limit, lambda r: [r["mention_count"], r["id"]], EntityItem.model_validate)
 
@@ -179,7 +180,7 @@ class EntityController(Controller):
                             max_edges: int = Parameter(default=200, ge=1, le=2000)) -> Neighbourhood:
         v = await get_vault(services.db, vault)
         found = await find_entity(services, v, entity)
-        rows = await services.db.fetchall("SELECT * FROM memvault.entity_neighbourhood_v1(%s, %s, %s, %s)",
+        rows = await services.db.fetchall(Q.entity_neighbourhood,
                                           (found["id"], hops, as_of, max_edges), vault_id=v.id)
         return Neighbourhood(entity=EntityItem.model_validate(found),
                              relations=[Relation.model_validate(r) for r in rows])
@@ -190,7 +191,7 @@ async def find_entity(services: Services, vault, entity: str) -> dict:
     from app.write.entities import canonical_key
 
     entity_id = int(entity) if entity.isdigit() else None
-    row = await services.db.fetchone("SELECT * FROM memvault.find_entity_v1(%s, %s)",
+    row = await services.db.fetchone(Q.find_entity,
                                      (entity_id, canonical_key(entity)), vault_id=vault.id)
     if row is None:
         raise NotFound(f"no entity {entity!r} in vault {vault.name!r}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Controller, get
 
+from app.db.queries import Q
 from app.services import Services
 
 
@@ -16,16 +17,7 @@ class HealthController(Controller):
     async def health(self, services: Services) -> dict:
         from app.models.breaker import breaker_snapshot
 
-        row = await services.db.fetchone(
-            """
-            SELECT current_setting('server_version') AS server_version,
-                   (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector,
-                   (SELECT extversion FROM pg_extension WHERE extname = 'age') AS age,
-                   (SELECT count(*) FROM public.procrastinate_workers
-                     WHERE last_heartbeat > now() - interval '60 seconds') AS live_workers,
-                   (SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'todo') AS queued_jobs
-            """
-        )
+        row = await services.db.fetchone(Q.health)
         assert row is not None
         return {
             "status": "ok",

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from app.db.queries import Q
 from app.pagerank import pagerank
 from app.worker.app import app
 from app.worker.context import get_services
@@ -52,12 +53,12 @@ class GraphCentrality:
         """Recompute one vault's block scores from its current graph."""
         db = self.db
         edges = [(int(r["subject_id"]), int(r["object_id"]), float(r["weight"]))
-                 for r in await db.fetchall("SELECT * FROM memvault.centrality_edges_v1()", vault_id=vault_id)]
+                 for r in await db.fetchall(Q.centrality_edges, vault_id=vault_id)]
         ranks = pagerank(edges, damping=self.damping)
         top = max(ranks.values(), default=0.0)
         ids = list(ranks)
         scores = [ranks[i] / top for i in ids] if top > 0 else []
-        row = await db.fetchone("SELECT memvault.apply_centrality_v1(%s::bigint[], %s::real[], %s, %s) AS n",
+        row = await db.fetchone(Q.apply_centrality,
                                 (ids, scores, triples, max_triple), vault_id=vault_id)
         report = CentralityReport(str(vault_id), len(ids), len(edges), int(row["n"]) if row else 0)
         log.info("graph centrality of vault %s: %d entities, %d triples, %d blocks changed", vault_id,
@@ -66,7 +67,7 @@ class GraphCentrality:
 
     async def score_due(self, vault_id: UUID | None = None) -> list[CentralityReport]:
         """Every vault whose graph changed since it was scored (or only ``vault_id``, if it is due)."""
-        due = await self.db.fetchall("SELECT * FROM memvault.centrality_due_v1()")
+        due = await self.db.fetchall(Q.centrality_due)
         return [await self.score_vault(r["vault_id"], triples=int(r["triples"]), max_triple=int(r["max_triple"]))
                 for r in due if vault_id is None or r["vault_id"] == vault_id]
 

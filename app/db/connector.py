@@ -107,6 +107,14 @@ def translated() -> Iterator[None]:
         raise translate(exc) from exc
 
 
+@contextmanager
+def sync_connection(url: str, **kwargs: Any) -> Iterator[psycopg.Connection]:
+    """A synchronous connection for the CLI's long maintenance runs (reembed), with the pool's error translation:
+    a driver error, on connecting or in the block, comes out as the application's typed error."""
+    with translated(), psycopg.connect(url, **kwargs) as conn:
+        yield conn
+
+
 async def configure_connection(conn: psycopg.AsyncConnection) -> None:
     """Pool hook: AGE loaded, pgvector and agtype adapters registered once per connection."""
     await conn.execute("LOAD 'age'")

@@ -13,11 +13,9 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+from app.db.resources import MIGRATIONS_DIR, SQL_DIR  # package data, found through importlib.resources
 from app.errors import DatabaseError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SQL_DIR = REPO_ROOT / "sql"
-MIGRATIONS_DIR = REPO_ROOT / "migrations"
 VERSION_TABLE_SCHEMA = "memvault"
 
 

@@ -27,6 +27,7 @@ from litestar.enums import MediaType
 from pydantic import ValidationError
 
 from app.auth import Principal
+from app.db.queries import Q
 from app.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized, field_problems
 from app.interfaces.inspector_auth import refused, same_origin
 from app.read.api import RecallIn
@@ -80,7 +81,7 @@ def _when(value: str | None, name: str) -> datetime | None:
 
 
 async def _overview(services: Services, vault: Vault) -> dict[str, Any]:
-    return await services.db.fetchone("SELECT * FROM memvault.vault_overview_v1()", vault_id=vault.id) or {}
+    return await services.db.fetchone(Q.vault_overview, vault_id=vault.id) or {}
 
 
 class InspectorController(Controller):
@@ -298,7 +299,7 @@ def _factors(stages: dict[str, float]) -> str:
 
 
 async def _recent_section(services: Services, vault: Vault) -> str:
-    rows = await services.db.fetchall("SELECT * FROM memvault.recent_blocks_v1(%s)", (50,), vault_id=vault.id)
+    rows = await services.db.fetchall(Q.recent_blocks, (50,), vault_id=vault.id)
     if not rows:
         return "<p>No memories yet.</p>"
     return "<h2>Newest memories</h2>" + _table(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, ClassVar
 
+from app.db.queries import Q
 from app.pagerank import pagerank
 from app.read.config import ReadConfig
 from app.read.context import ReadStage, RecallContext
@@ -44,8 +45,7 @@ class CascadeRecall(ReadStage):
         if not (ctx.plan.triples or ctx.plan.communities):
             return cands
         top_ids = [c.id for c in cands[:10]]
-        cur = await ctx.conn.execute("SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s::bigint[], %s)",
-                                     (ctx.query, top_ids, ctx.qvec))
+        cur = await ctx.conn.execute(Q.cascade_seed_entities, (ctx.query, top_ids, ctx.qvec))
         seeds = {r["entity_id"]: float(r["weight"]) for r in await cur.fetchall()}
         if ctx.plan.triples:
             out += await self._local(ctx, seeds)
@@ -58,7 +58,7 @@ class CascadeRecall(ReadStage):
         if not seeds:
             ctx.emit(mode="LOCAL", event="no_seed_entities")
             return []
-        cur = await conn.execute("SELECT * FROM memvault.graph_expand_v1(%s::bigint[], %s, %s)",
+        cur = await conn.execute(Q.graph_expand,
                                  (list(seeds), cfg.cascade_hops, ctx.as_of))
         edges = await cur.fetchall()
         if not edges:
@@ -86,7 +86,7 @@ class CascadeRecall(ReadStage):
         cfg = self.config
         members: list[Candidate] = []
         if seeds:
-            cur = await ctx.conn.execute("SELECT * FROM memvault.community_evidence_v1(%s::bigint[], %s, %s)",
+            cur = await ctx.conn.execute(Q.community_evidence,
                                          (list(seeds), cfg.community_resolution, cfg.community_evidence))
             rows = await cur.fetchall()
             if rows:
@@ -94,7 +94,7 @@ class CascadeRecall(ReadStage):
                 members = await score_blocks(ctx, [r["block_id"] for r in rows],
                                              [float(r["weight"]) / top for r in rows],
                                              limit=cfg.cascade_k * 2, origin="community")
-        cur = await ctx.conn.execute("SELECT * FROM memvault.community_summaries_v1(%s, %s)", (ctx.qvec, 5))
+        cur = await ctx.conn.execute(Q.community_summaries, (ctx.qvec, 5))
         rows = await cur.fetchall()
         ctx.emit(mode="GLOBAL", seeds=len(seeds), members=len(members), summaries=len(rows))
         # Community summaries are not blocks: negative ids keep them apart from block ids in the response.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from app.db.queries import Q
 from app.models.tasks.classify_intent import CUES, ClassifyIntentInput, classify_intent_heuristic
 from app.read.config import INTENTS
 
@@ -70,14 +71,14 @@ class ArchetypeIndex:
     @classmethod
     async def _build(cls, services: Services) -> ArchetypeIndex:
         emb = services.embedder
-        missing = await services.db.fetchall("SELECT * FROM memvault.archetypes_to_embed_v1(%s)", (emb.name,))
+        missing = await services.db.fetchall(Q.archetypes_to_embed, (emb.name,))
         if missing:
             vectors = await asyncio.to_thread(emb.embed_documents, [r["query"] for r in missing])
             await services.db.fetchone(
-                "SELECT memvault.set_archetype_embeddings_v1(%s, %s, %b) AS n",
+                Q.set_archetype_embeddings,
                 (emb.name, [r["id"] for r in missing], list(vectors)),
             )
-        rows = await services.db.fetchall("SELECT * FROM memvault.archetypes_v1(%s)", (emb.name,))
+        rows = await services.db.fetchall(Q.archetypes, (emb.name,))
         if not rows:
             return cls([], np.zeros((0, emb.dim), dtype=np.float32))
         return cls([r["intent"] for r in rows], np.stack([_array(r["embedding"]) for r in rows]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from app.db.queries import Q
 from app.read.config import ContinuityConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate, score_blocks
@@ -37,7 +38,7 @@ class SessionContinuity(ReadStage):
         top = cands[: cfg.hits]
         if not cfg.enabled or not any(c.source_turn_ids for c in top):
             return cands  # memories written directly (not turns) have no conversation around them
-        cur = await ctx.conn.execute("SELECT * FROM memvault.session_neighbours_v1(%s::bigint[], %s)",
+        cur = await ctx.conn.execute(Q.session_neighbours,
                                      ([c.id for c in top], cfg.window))
         rows = await cur.fetchall()
         base_of = {c.id: c.base for c in top}

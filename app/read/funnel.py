@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, ClassVar
 
+from app.db.queries import Q
 from app.models.tasks.text import EN_STOPWORDS
 from app.read.config import FunnelConfig
 from app.read.context import ReadStage, RecallContext
@@ -79,11 +80,6 @@ def merge(lists: list[tuple[float, list[Candidate]]], limit: int) -> list[Candid
 
 
 COMMON_NAME_FREQ = 0.25
-_NAME_FREQ_SQL = """
-SELECT n.name, (SELECT min(s.freq) FROM memvault.lexeme_stats_v1(
-                    tsvector_to_array(memvault.sparse_document_v1(n.name))) AS s) AS freq
-FROM unnest(%s::text[]) AS n(name)
-"""
 
 
 async def common_names(conn: psycopg.AsyncConnection, found: list[str]) -> frozenset[str]:
@@ -94,7 +90,7 @@ async def common_names(conn: psycopg.AsyncConnection, found: list[str]) -> froze
     LongMemEval's questions carry ("Effective Time Management", "Coastal Homes") are in at most 17%."""
     if not found:
         return frozenset()
-    cur = await conn.execute(_NAME_FREQ_SQL, (found,))
+    cur = await conn.execute(Q.name_frequencies, (found,))
     return frozenset(r["name"] for r in await cur.fetchall()
                      if r["freq"] is not None and r["freq"] > COMMON_NAME_FREQ)
 

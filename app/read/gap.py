@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from app.db.queries import Q
 from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
 
@@ -14,7 +15,7 @@ class KnowledgeGap(ReadStage):
     needs_db: ClassVar[bool] = True
 
     async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
-        cur = await ctx.conn.execute("SELECT * FROM memvault.knowledge_gap_for_v1(%s)", (ctx.query,))
+        cur = await ctx.conn.execute(Q.knowledge_gap_for, (ctx.query,))
         gap = await cur.fetchone()
         if gap is not None:
             ctx.found["knowledge_gap"] = {"id": gap["id"], "query": gap["query"],

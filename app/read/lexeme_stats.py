@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 from uuid import UUID
+from app.db.queries import Q
+
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -20,14 +22,14 @@ log = logging.getLogger(__name__)
 
 async def refresh(services: Services, vault_id: UUID) -> int:
     """Recount one vault's lexemes; returns how many distinct lexemes it has."""
-    row = await services.db.fetchone("SELECT memvault.refresh_lexeme_stats_v1(%s) AS n", (vault_id,),
+    row = await services.db.fetchone(Q.refresh_lexeme_stats, (vault_id,),
                                      vault_id=vault_id)
     return int(row["n"]) if row else 0
 
 
 async def refresh_due(services: Services, *, min_blocks: int = 20, change: float = 0.1) -> dict[str, int]:
     """Recount every vault that is due (never counted, or its block count moved by more than ``change``)."""
-    due = await services.db.fetchall("SELECT vault_id, blocks, counted FROM memvault.lexeme_stats_due_v1(%s, %s)",
+    due = await services.db.fetchall(Q.lexeme_stats_due,
                                      (min_blocks, change))
     done: dict[str, int] = {}
     for row in due:

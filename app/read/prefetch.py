@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from app.db.queries import Q
 from app.read.config import RecallOptions
 from app.read.context import StageClock
 from app.read.recall import Prefetched
@@ -103,7 +104,7 @@ class SlowThinker:
         adm = self.admission
         db = self.services.db
         # ContextSampler
-        rows = await db.fetchall("SELECT * FROM memvault.prefetch_context_v1(%s, %s)", (session_id, adm.window),
+        rows = await db.fetchall(Q.prefetch_context, (session_id, adm.window),
                                  vault_id=vault.id)
         turns = [r for r in rows if r["content"]]
         session_turns = rows[0]["session_turns"] if rows else 0
@@ -112,10 +113,10 @@ class SlowThinker:
             return self._skip("cold_start")
         if session_turns < adm.min_turns:
             return self._skip("short_conversation")
-        recent = await db.fetchall("SELECT * FROM memvault.prefetch_recent_v1(%s, make_interval(secs => %s))",
+        recent = await db.fetchall(Q.prefetch_recent,
                                    (session_id, adm.dedup_window_s), vault_id=vault.id)
         if recent:
-            age = (await db.fetchone("SELECT extract(epoch FROM now() - %s::timestamptz) AS s",
+            age = (await db.fetchone(Q.seconds_since,
                                      (recent[0]["created_at"],)))["s"]
             if float(age) < adm.min_interval_s:
                 return self._skip("recently_predicted")
@@ -158,11 +159,11 @@ class SlowThinker:
             payload = {"session_id": session_id, "intent": meta["intent"], "mode": meta["mode"],
                        "thinking": meta["thinking"], "candidates": [_to_json(c) for c in clean],
                        "sanitize_hits": sanitizer.hits}
-            await db.fetchone("SELECT memvault.prefetch_put_v1(%s, %s, %s::jsonb, %s::real, %s::integer) AS expires_at",
+            await db.fetchone(Q.prefetch_put,
                               (query_hash(q.question), q.question, json.dumps(payload, default=str), q.confidence,
                                adm.ttl_s), vault_id=vault.id)
             if sanitizer.audits:
-                await db.fetchone("SELECT memvault.audit_read_sanitize_v1(%s::jsonb) AS n",
+                await db.fetchone(Q.audit_read_sanitize,
                                   (json.dumps(sanitizer.audits),), vault_id=vault.id)
             report.stored.append(q.question)
             COUNTERS.incr("prefetch.stored")
@@ -186,7 +187,7 @@ class PrefetchCache:
             and options.thinking is None and options.funnel is None
 
     async def lookup(self, vault: Vault, query: str) -> Prefetched | None:
-        row = await self.services.db.fetchone("SELECT * FROM memvault.prefetch_get_v1(%s)", (query_hash(query),),
+        row = await self.services.db.fetchone(Q.prefetch_get, (query_hash(query),),
                                               vault_id=vault.id)
         if row is None:
             COUNTERS.incr("prefetch.miss")

@@ -25,7 +25,8 @@ from uuid import UUID
 
 from pgvector import Vector
 
-from app.reembed import BLOCK_EMBEDDING_TEXT  # the text the first rail's embedder read for the block
+from app.db.queries import Q
+from app.write.items import embedding_text  # the text the first rail's embedder read for the block
 
 if TYPE_CHECKING:
     from app.db.connector import Database
@@ -35,38 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BATCH = 32  # e5: ~3 s of embedding per transaction
-
-# A vault's blocks whose row is missing or stale (content or model changed).
-_STALE = """
-FROM memvault.block b
-LEFT JOIN memvault.block_rail2 r ON r.vault_id = b.vault_id AND r.block_id = b.id
-WHERE b.embedding IS NOT NULL
-  AND (r.block_id IS NULL OR r.model <> %(model)s OR r.content_hash <> b.content_hash)
-"""
-
-_DUE = f"""
-SELECT b.id, b.content_hash, {BLOCK_EMBEDDING_TEXT} AS text
-{_STALE}  AND b.vault_id = %(vault)s
-ORDER BY b.id
-LIMIT %(n)s
-"""
-
-# Vaults with blocks still to embed, for the job (the owner's view: no vault in scope).
-_VAULTS_DUE = f"""
-SELECT v.id FROM memvault.vault v
-WHERE EXISTS (SELECT 1 {_STALE}  AND b.vault_id = v.id)
-ORDER BY v.created_at, v.id
-"""
-
-_UPSERT = """
-INSERT INTO memvault.block_rail2 (vault_id, block_id, model, content_hash, embedding)
-SELECT %(vault)s, u.id, %(model)s, u.hash, u.vec::vector
-FROM unnest(%(ids)s::bigint[], %(hashes)s::bytea[], %(vecs)s::text[]) AS u(id, hash, vec)
-ON CONFLICT (vault_id, block_id) DO UPDATE
-    SET model = EXCLUDED.model, content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding,
-        embedded_at = now()
-"""
-
 
 @dataclass(slots=True)
 class FillReport:
@@ -87,12 +56,14 @@ async def fill_vault(db: Database, embedder: Embedder, vault_id: UUID, *, deadli
     while True:
         if deadline is not None and time.monotonic() >= deadline:
             return done, False
-        rows = await db.fetchall(_DUE, {"vault": vault_id, "model": embedder.name, "n": batch}, vault_id=vault_id)
+        rows = await db.fetchall(Q.rail2_due, {"vault": vault_id, "model": embedder.name, "n": batch},
+                                 vault_id=vault_id)
         if not rows:
             return done, True
-        vecs = await asyncio.to_thread(embedder.embed_documents, [r["text"] for r in rows])
+        texts = [embedding_text(r["context"], r["normalized"]) for r in rows]
+        vecs = await asyncio.to_thread(embedder.embed_documents, texts)
         async with db.transaction(vault_id) as conn:
-            await conn.execute(_UPSERT, {"vault": vault_id, "model": embedder.name,
+            await conn.execute(Q.rail2_put, {"vault": vault_id, "model": embedder.name,
                                          "ids": [r["id"] for r in rows], "hashes": [r["content_hash"] for r in rows],
                                          "vecs": [Vector(v).to_text() for v in vecs]})
         done += len(rows)
@@ -109,7 +80,7 @@ async def fill(services: Services, *, vault_id: UUID | None = None, budget_s: fl
     if vault_id is not None:
         vaults = [vault_id]
     else:
-        vaults = [r["id"] for r in await services.db.fetchall(_VAULTS_DUE, {"model": embedder.name})]
+        vaults = [r["id"] for r in await services.db.fetchall(Q.rail2_vaults_due, {"model": embedder.name})]
     for vid in vaults:
         n, finished = await fill_vault(services.db, embedder, vid, deadline=deadline)
         report.embedded += n

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from app.db.queries import Q
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
 from app.read.config import PROFILES, LayerPlan, ReadConfig, RecallOptions
@@ -120,8 +121,7 @@ class ReadTrack:
             try:
                 # Access counts are not worth a WAL flush: commit without waiting for the disk.
                 await self.services.db.fetchone(
-                    "SELECT set_config('synchronous_commit', 'off', true) AS sync, "
-                    "memvault.touch_blocks_v1(%s::bigint[], %s) AS n", (ids, at), vault_id=vault.id)
+                    Q.touch_blocks, (ids, at), vault_id=vault.id)
             except Exception:  # a lost access count must not fail anything; it is logged
                 log.exception("recall write-back failed for vault %s", vault.id)
             finally:
@@ -222,7 +222,7 @@ class ReadTrack:
         with clock.stage("writeback"):
             async with self.services.db.transaction(vault.id) as conn:
                 cur = await conn.execute(
-                    "SELECT * FROM memvault.record_recall_v1(%s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s)",
+                    Q.record_recall,
                     (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
                      meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
                      prefetch_hit, json.dumps(sanitizer.audits), False),

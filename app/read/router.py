@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
+from app.db.queries import Q
+
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -65,7 +67,7 @@ class PersonalizedRouter:
         now = time.monotonic()
         if hit is not None and now - hit[0] < self.ttl_s:
             return hit[1], hit[2]
-        rows = await self.services.db.fetchall("SELECT * FROM memvault.intent_distribution_v1()", vault_id=vault_id)
+        rows = await self.services.db.fetchall(Q.intent_distribution, vault_id=vault_id)
         freq, samples = intent_freq_norm(rows)
         self._cache[vault_id] = (now, freq, samples)
         return freq, samples

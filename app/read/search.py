@@ -17,6 +17,7 @@ from uuid import UUID
 
 import numpy as np
 
+from app.db.queries import Q
 from app.read import rail2
 from app.read.config import SearchConfig
 from app.read.context import ReadStage, RecallContext
@@ -83,10 +84,6 @@ def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
     )
 
 
-RECALL_FAST = "SELECT * FROM memvault.recall_fast_v2(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s)"
-SCORE_CANDIDATES = "SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s)"
-
-
 class VaultSize:
     """Whether a vault is small enough for exact dense search, probed at most once a minute per vault."""
 
@@ -98,7 +95,7 @@ class VaultSize:
         hit = cls._cache.get(vault_id)
         now = time.monotonic()
         if hit is None or now - hit[0] > ttl_s:
-            cur = await conn.execute("SELECT memvault.vault_block_count_v1(%s) AS n", (exact_below,))
+            cur = await conn.execute(Q.vault_block_count, (exact_below,))
             n = int((await cur.fetchone())["n"])
             cls._cache[vault_id] = (now, n)
             return n <= exact_below
@@ -139,7 +136,7 @@ class FastSearch(ReadStage):
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
         search.update(rail2.search_params(self.services, query))  # the second dense rail, when configured
-        cur = await conn.execute(RECALL_FAST, (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search),
+        cur = await conn.execute(Q.recall_fast, (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]
 
@@ -150,6 +147,6 @@ async def score_blocks(ctx: RecallContext, ids: list[int], base: list[float], *,
     evidence blocks), on ``ctx``'s connection with its query vector, times and scoring."""
     if not ids:
         return []
-    cur = await ctx.conn.execute(SCORE_CANDIDATES, (ids, base, ctx.qvec, ctx.as_of, ctx.known_at,
+    cur = await ctx.conn.execute(Q.score_candidates, (ids, base, ctx.qvec, ctx.as_of, ctx.known_at,
                                                     json.dumps(ctx.scoring.params()), limit))
     return [candidate_from_row(r, origin) for r in await cur.fetchall()]

@@ -5,13 +5,13 @@ from __future__ import annotations
 from uuid import UUID
 
 from app.db.connector import Database
+from app.db.queries import Q
 from app.errors import Gone, NotFound
 from app.vaults import Vault
 
 
 async def vault_by_id(db: Database, vault_id: UUID) -> Vault:
-    row = await db.fetchone("SELECT id, name, graph_name, created_at, deleted_at FROM memvault.vault WHERE id = %s",
-                            (vault_id,))
+    row = await db.fetchone(Q.vault_by_id, (vault_id,))
     if row is None:
         raise NotFound(f"unknown vault id {vault_id}")
     if row["deleted_at"] is not None:

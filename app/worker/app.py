@@ -14,6 +14,8 @@ from typing import Any
 import procrastinate
 import psycopg
 
+from app.db.queries import Q
+
 app = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=["app.background.jobs"])
 
 
@@ -36,7 +38,7 @@ async def defer_in(conn: psycopg.AsyncConnection, task_name: str, args: dict[str
 
     None: a job with the same ``queueing_lock`` is already waiting, and will do the work."""
     cur = await conn.execute(
-        "SELECT memvault.defer_job_v1(%s, %s::jsonb, %s, %s) AS id",
+        Q.defer_job,
         (task_name, json.dumps(args, default=str), queue, queueing_lock),
     )
     row = await cur.fetchone()

@@ -11,6 +11,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from app.db.queries import Q
 from app.errors import Conflict, InvalidInput
 from app.services import Services
 from app.vaults import Vault
@@ -27,7 +28,7 @@ async def replay(services: Services, vault: Vault, key: str | None, digest: byte
     if not 1 <= len(key) <= 200:
         raise InvalidInput("Idempotency-Key must be 1-200 characters")
     row = await services.db.fetchone(
-        "SELECT request_hash, response FROM memvault.idempotency_key WHERE vault_id = %s AND key = %s",
+        Q.idempotency_get,
         (vault.id, key), vault_id=vault.id)
     if row is None:
         return None
@@ -45,8 +46,7 @@ def recorder(vault: Vault, key: str | None, digest: bytes,
 
     async def hook(conn, results) -> None:
         cur = await conn.execute(
-            "INSERT INTO memvault.idempotency_key (vault_id, key, request_hash, status_code, response) "
-            "VALUES (%s, %s, %s, 200, %s::jsonb) ON CONFLICT DO NOTHING RETURNING key",
+            Q.idempotency_put,
             (vault.id, key, digest, json.dumps(build(results), default=str)))
         if await cur.fetchone() is None:
             raise Conflict(f"a request with Idempotency-Key {key!r} is already being processed",

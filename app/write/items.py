@@ -12,6 +12,12 @@ CATEGORIES = ("Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionI
               "Preference")
 
 
+def embedding_text(context: str | None, normalized: str) -> str:
+    """The text a block's dense vector is made from: its context line (``metadata.context``), then the normalized
+    memory. The one definition: the write track embeds it, the second rail and ``memvault reembed`` re-embed it."""
+    return f"{context}\n{normalized}" if context else normalized
+
+
 @dataclass(frozen=True, slots=True)
 class WriteItem:
     """One candidate memory. ``said_at`` is when it was said (its valid time starts then).
@@ -33,8 +39,8 @@ class WriteItem:
     context: str | None = None
 
     def embedding_text(self, normalized: str) -> str:
-        """The text the embedder reads: the context line, then the (normalized) memory."""
-        return f"{self.context}\n{normalized}" if self.context else normalized
+        """The text the embedder reads (:func:`embedding_text`)."""
+        return embedding_text(self.context, normalized)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from app.db.connector import as_array
-from app.reembed import BLOCK_EMBEDDING_TEXT
-from app.write.items import WriteItem
+from app.write.items import WriteItem, embedding_text
 from app.write.sessions import SessionTrack, TurnIn, turn_context
 
 T0 = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)
@@ -30,10 +29,12 @@ def test_embedding_text_puts_the_context_first() -> None:
 
 
 async def _chunks(services, vault) -> list[dict]:
-    return await services.db.fetchall(
-        f"SELECT b.content, b.metadata, b.embedding, {BLOCK_EMBEDDING_TEXT} AS embedded, "
+    rows = await services.db.fetchall(
+        "SELECT b.content, b.metadata, b.normalized, b.embedding, "
         "b.tsv @@ to_tsquery('english', 'accident') AS matches_accident "
         "FROM memvault.block b WHERE b.kind = 'chunk' ORDER BY b.id", vault_id=vault.id)
+    # what reembed and the second rail embed for a stored block (the write track's one definition)
+    return [{**r, "embedded": embedding_text(r["metadata"].get("context"), r["normalized"])} for r in rows]
 
 
 async def test_chunks_carry_the_previous_turn_as_context_across_calls(services, vault) -> None:

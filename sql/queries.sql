@@ -1,0 +1,269 @@
+-- memvault's SQL statements, by name (procrastinate's queries.sql is the model): each statement Python sends to
+-- the database is one of these, loaded once by app/db/queries.py and named in code as Q.<name>. A statement starts
+-- with a "-- name --" line; the "--" lines right under it describe it (where it is used). Most call a versioned
+-- function of sql/idempotent/; the few that read or write tables directly are small and stay here, in SQL files.
+-- Python code outside app/db/ holds no SQL text (tests/unit/test_no_sql_in_python.py).
+
+-- recall_fast --
+-- app/read/search.py
+SELECT * FROM memvault.recall_fast_v2(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s);
+
+-- score_candidates --
+-- app/read/search.py
+SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s);
+
+-- vault_block_count --
+-- app/read/search.py
+SELECT memvault.vault_block_count_v1(%s) AS n;
+
+-- touch_blocks --
+-- app/read/recall.py
+SELECT set_config('synchronous_commit', 'off', true) AS sync, memvault.touch_blocks_v1(%s::bigint[], %s) AS n;
+
+-- record_recall --
+-- app/read/recall.py
+SELECT * FROM memvault.record_recall_v1(%s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s);
+
+-- session_neighbours --
+-- app/read/continuity.py
+SELECT * FROM memvault.session_neighbours_v1(%s::bigint[], %s);
+
+-- knowledge_gap_for --
+-- app/read/gap.py
+SELECT * FROM memvault.knowledge_gap_for_v1(%s);
+
+-- intent_distribution --
+-- app/read/router.py
+SELECT * FROM memvault.intent_distribution_v1();
+
+-- vault_by_id --
+-- app/read/vault_ref.py
+SELECT id, name, graph_name, created_at, deleted_at FROM memvault.vault WHERE id = %s;
+
+-- archetypes_to_embed --
+-- app/read/classify.py
+SELECT * FROM memvault.archetypes_to_embed_v1(%s);
+
+-- set_archetype_embeddings --
+-- app/read/classify.py
+SELECT memvault.set_archetype_embeddings_v1(%s, %s, %b) AS n;
+
+-- archetypes --
+-- app/read/classify.py
+SELECT * FROM memvault.archetypes_v1(%s);
+
+-- cascade_seed_entities --
+-- app/read/cascade.py
+SELECT * FROM memvault.cascade_seed_entities_v1(%s, %s::bigint[], %s);
+
+-- graph_expand --
+-- app/read/cascade.py
+SELECT * FROM memvault.graph_expand_v1(%s::bigint[], %s, %s);
+
+-- community_evidence --
+-- app/read/cascade.py
+SELECT * FROM memvault.community_evidence_v1(%s::bigint[], %s, %s);
+
+-- community_summaries --
+-- app/read/cascade.py
+SELECT * FROM memvault.community_summaries_v1(%s, %s);
+
+-- name_frequencies --
+-- app/read/funnel.py
+SELECT n.name, (SELECT min(s.freq) FROM memvault.lexeme_stats_v1(
+                    tsvector_to_array(memvault.sparse_document_v1(n.name))) AS s) AS freq
+FROM unnest(%s::text[]) AS n(name);
+
+-- refresh_lexeme_stats --
+-- app/read/lexeme_stats.py
+SELECT memvault.refresh_lexeme_stats_v1(%s) AS n;
+
+-- lexeme_stats_due --
+-- app/read/lexeme_stats.py
+SELECT vault_id, blocks, counted FROM memvault.lexeme_stats_due_v1(%s, %s);
+
+-- prefetch_context --
+-- app/read/prefetch.py
+SELECT * FROM memvault.prefetch_context_v1(%s, %s);
+
+-- prefetch_recent --
+-- app/read/prefetch.py
+SELECT * FROM memvault.prefetch_recent_v1(%s, make_interval(secs => %s));
+
+-- seconds_since --
+-- app/read/prefetch.py
+SELECT extract(epoch FROM now() - %s::timestamptz) AS s;
+
+-- prefetch_put --
+-- app/read/prefetch.py
+SELECT memvault.prefetch_put_v1(%s, %s, %s::jsonb, %s::real, %s::integer) AS expires_at;
+
+-- audit_read_sanitize --
+-- app/read/prefetch.py
+SELECT memvault.audit_read_sanitize_v1(%s::jsonb) AS n;
+
+-- prefetch_get --
+-- app/read/prefetch.py
+SELECT * FROM memvault.prefetch_get_v1(%s);
+
+-- centrality_edges --
+-- app/background/centrality.py
+SELECT * FROM memvault.centrality_edges_v1();
+
+-- apply_centrality --
+-- app/background/centrality.py
+SELECT memvault.apply_centrality_v1(%s::bigint[], %s::real[], %s, %s) AS n;
+
+-- centrality_due --
+-- app/background/centrality.py
+SELECT * FROM memvault.centrality_due_v1();
+
+-- idempotency_get --
+-- app/write/idempotency.py
+SELECT request_hash, response FROM memvault.idempotency_key WHERE vault_id = %s AND key = %s;
+
+-- idempotency_put --
+-- app/write/idempotency.py
+INSERT INTO memvault.idempotency_key (vault_id, key, request_hash, status_code, response) VALUES (%s, %s, %s, 200, %s::jsonb) ON CONFLICT DO NOTHING RETURNING key;
+
+-- vault_overview --
+-- app/interfaces/inspector.py
+SELECT * FROM memvault.vault_overview_v1();
+
+-- recent_blocks --
+-- app/interfaces/inspector.py
+SELECT * FROM memvault.recent_blocks_v1(%s);
+
+-- configure_embedder --
+-- app/services.py
+SELECT * FROM memvault.configure_embedder_v1(%s, %s);
+
+-- defer_job --
+-- app/worker/app.py
+SELECT memvault.defer_job_v1(%s, %s::jsonb, %s, %s) AS id;
+
+-- health --
+-- app/api/health.py
+SELECT current_setting('server_version') AS server_version,
+(SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector,
+(SELECT extversion FROM pg_extension WHERE extname = 'age') AS age,
+(SELECT count(*) FROM public.procrastinate_workers
+  WHERE last_heartbeat > now() - interval '60 seconds') AS live_workers,
+(SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'todo') AS queued_jobs;
+
+-- reembed_abort --
+-- app/commands.py
+SELECT memvault.reembed_abort_v1();
+
+-- count_vectors --
+-- app/commands.py
+SELECT (SELECT count(*) FROM memvault.block) + (SELECT count(*) FROM memvault.entity);
+
+-- graph_rebuild --
+-- app/commands.py
+SELECT memvault.graph_rebuild_v1(%s) AS edges;
+
+-- graph_counts --
+-- app/commands.py
+SELECT * FROM memvault.graph_counts_v1(%s);
+
+-- list_blocks --
+-- app/api/browse.py
+SELECT * FROM memvault.list_blocks_v1(%s, %s, %s);
+
+-- patch_block --
+-- app/api/browse.py
+SELECT memvault.patch_block_v1(%s, %s);
+
+-- list_turns --
+-- app/api/browse.py
+SELECT * FROM memvault.list_turns_v1(%s, %s, %s);
+
+-- session_exists --
+-- app/api/browse.py
+SELECT 1 AS x FROM memvault.session WHERE vault_id = %s AND id = %s;
+
+-- list_sessions --
+-- app/api/browse.py
+SELECT * FROM memvault.list_sessions_v1(%s, %s, %s, %s);
+
+-- list_entities --
+-- app/api/browse.py
+SELECT * FROM memvault.list_entities_v1(%s, %s, %s, %s);
+
+-- entity_neighbourhood --
+-- app/api/browse.py
+SELECT * FROM memvault.entity_neighbourhood_v1(%s, %s, %s, %s);
+
+-- find_entity --
+-- app/api/browse.py
+SELECT * FROM memvault.find_entity_v1(%s, %s);
+
+-- reembed_blocks_due --
+-- app/reembed.py: the next blocks without a vector of the new embedder (their text: items.embedding_text)
+SELECT vault_id, id, metadata->>'context' AS context, normalized FROM memvault.block
+WHERE embedding_next IS NULL ORDER BY vault_id, id LIMIT %s;
+
+-- reembed_block_put --
+-- app/reembed.py
+UPDATE memvault.block SET embedding_next = %s WHERE vault_id = %s AND id = %s;
+
+-- reembed_entities_due --
+-- app/reembed.py
+SELECT vault_id, id, name FROM memvault.entity WHERE embedding_next IS NULL ORDER BY vault_id, id LIMIT %s;
+
+-- reembed_entity_put --
+-- app/reembed.py
+UPDATE memvault.entity SET embedding_next = %s WHERE vault_id = %s AND id = %s;
+
+-- reembed_begin --
+-- app/reembed.py
+SELECT memvault.reembed_begin_v1(%s, %s);
+
+-- reembed_switch --
+-- app/reembed.py
+SELECT memvault.reembed_switch_v1();
+
+-- build_due_ann_indexes --
+-- app/reembed.py
+SELECT memvault.build_due_ann_indexes_v1(%s);
+
+-- embedder_next --
+-- app/reembed.py
+SELECT next_name FROM memvault.embedder_config;
+
+-- reembed_pending --
+-- app/reembed.py
+SELECT count(*) FROM memvault.block WHERE embedding_next IS NULL;
+
+-- rail2_due --
+-- app/read/rail2.py: a vault's blocks whose second-rail row is missing or stale (content or model changed), with
+-- what their text is made of (app.write.items.embedding_text)
+SELECT b.id, b.content_hash, b.metadata->>'context' AS context, b.normalized
+FROM memvault.block b
+LEFT JOIN memvault.block_rail2 r ON r.vault_id = b.vault_id AND r.block_id = b.id
+WHERE b.embedding IS NOT NULL
+  AND (r.block_id IS NULL OR r.model <> %(model)s OR r.content_hash <> b.content_hash)
+  AND b.vault_id = %(vault)s
+ORDER BY b.id
+LIMIT %(n)s;
+
+-- rail2_vaults_due --
+-- app/read/rail2.py: vaults with blocks still to embed, for the job (the owner's view: no vault in scope)
+SELECT v.id FROM memvault.vault v
+WHERE EXISTS (
+    SELECT 1 FROM memvault.block b
+    LEFT JOIN memvault.block_rail2 r ON r.vault_id = b.vault_id AND r.block_id = b.id
+    WHERE b.embedding IS NOT NULL
+      AND (r.block_id IS NULL OR r.model <> %(model)s OR r.content_hash <> b.content_hash)
+      AND b.vault_id = v.id)
+ORDER BY v.created_at, v.id;
+
+-- rail2_put --
+-- app/read/rail2.py
+INSERT INTO memvault.block_rail2 (vault_id, block_id, model, content_hash, embedding)
+SELECT %(vault)s, u.id, %(model)s, u.hash, u.vec::vector
+FROM unnest(%(ids)s::bigint[], %(hashes)s::bytea[], %(vecs)s::text[]) AS u(id, hash, vec)
+ON CONFLICT (vault_id, block_id) DO UPDATE
+    SET model = EXCLUDED.model, content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding,
+        embedded_at = now();
