@@ -267,3 +267,7 @@ FROM unnest(%(ids)s::bigint[], %(hashes)s::bytea[], %(vecs)s::text[]) AS u(id, h
 ON CONFLICT (vault_id, block_id) DO UPDATE
     SET model = EXCLUDED.model, content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding,
         embedded_at = now();
+
+-- session_turn_counts --
+-- app/importers/run.py
+SELECT id, turn_count FROM memvault.session WHERE vault_id = %s AND id = ANY(%s);

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.db.queries import Q
 from app.importers import Conversation, ImportTurn
 from app.importers.detect import FORMATS, _json, detect, read_bytes
 
@@ -87,8 +88,7 @@ async def import_conversations(services: Services, vault: Vault, fmt: str, conve
                                total: Callable[[int], Any] | None = None) -> ImportReport:
     report = ImportReport(fmt, vault.name, conversations=len(conversations))
     ids = [session_id(fmt, c.source_id) for c in conversations]
-    rows = await services.db.fetchall("SELECT id, turn_count FROM memvault.session WHERE vault_id = %s "
-                                      "AND id = ANY(%s)", (vault.id, ids), vault_id=vault.id)
+    rows = await services.db.fetchall(Q.session_turn_counts, (vault.id, ids), vault_id=vault.id)
     held = {r["id"]: r["turn_count"] for r in rows}
     todo = [(sid, c.turns[held.get(sid, 0):]) for sid, c in zip(ids, conversations, strict=True)]
     report.turns_skipped = sum(min(held.get(sid, 0), len(c.turns)) for sid, c in zip(ids, conversations,

@@ -8,6 +8,7 @@ import json
 import sys
 from typing import get_args
 
+from app.db.queries import Q
 from app.write.schemas import Category, SourceKind
 
 
@@ -79,7 +80,7 @@ def _remember(args: argparse.Namespace) -> int:
 
 
 async def _overview(db, vault) -> dict:
-    return await db.fetchone("SELECT * FROM memvault.vault_overview_v1()", vault_id=vault.id) or {}
+    return await db.fetchone(Q.vault_overview, vault_id=vault.id) or {}
 
 
 def _vault_list(args: argparse.Namespace) -> int:
