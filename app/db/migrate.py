@@ -2,7 +2,10 @@
 
 Two kinds of SQL file (STYLE.md): ``sql/incremental/NNN-slug.sql`` run once by the revision that introduces
 them and never edited (their hashes are checked by a test), and ``sql/idempotent/NNN-area.sql``
-(``CREATE OR REPLACE`` functions), re-applied by every revision so a database at head has the newest ones.
+(``CREATE OR REPLACE`` functions), applied once when an upgrade reaches head (pgai's rule), after every table
+exists, so their bodies are checked at creation. A revision runs its incremental file only: it never applies the
+functions, and never calls one (what needs them runs at head: :data:`AT_HEAD`). Migrating is ``memvault migrate``
+(:func:`upgrade`); the files are package data (app/db/resources.py).
 """
 
 from __future__ import annotations
@@ -53,6 +56,17 @@ def apply_idempotent(connection) -> None:
         run_sql_file(connection, path)
 
 
+# Steps that need the functions, run after them at every upgrade to head (each is idempotent): next months' log
+# partitions, and the HNSW index of every vault past the threshold (revision 0010 replaced the shared one).
+AT_HEAD = ("SELECT memvault.ensure_log_partitions_v1(2)", "SELECT memvault.build_due_ann_indexes_v1(5000)")
+
+
+def apply_at_head(connection) -> None:
+    apply_idempotent(connection)
+    for statement in AT_HEAD:
+        run_sql(connection, statement)
+
+
 def sqlalchemy_url(url: str) -> str:
     """``postgresql://`` as psycopg 3 under SQLAlchemy."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
@@ -69,10 +83,10 @@ def alembic_config(url: str) -> Config:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    """Alembic to ``revision``; at head, the idempotent SQL files are re-applied too (pgai's rule), so a
-    database already at head still gets this checkout's functions."""
+    """Alembic to ``revision``; at head, then the idempotent SQL files once (a database already at head gets this
+    checkout's functions too) and the :data:`AT_HEAD` steps."""
     command.upgrade(alembic_config(url), revision)
-    if revision == "head":
+    if revision in ("head", head_revision()):
         reapply_idempotent(url)
 
 
@@ -82,7 +96,7 @@ def reapply_idempotent(url: str) -> None:
     engine = create_engine(sqlalchemy_url(url))
     try:
         with engine.begin() as conn:
-            apply_idempotent(conn)
+            apply_at_head(conn)
     finally:
         engine.dispose()
 

@@ -7,7 +7,7 @@ Create Date: 2026-11-22
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0001"
 down_revision = None
@@ -18,8 +18,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "001-foundation.sql")
-    apply_idempotent(conn)
-    conn.exec_driver_sql("SELECT memvault.ensure_log_partitions_v1(2)")
 
 
 def downgrade() -> None:

@@ -8,7 +8,7 @@ Create Date: 2026-11-22
 from alembic import op
 from procrastinate.schema import SchemaManager
 
-from app.db.migrate import apply_idempotent, run_sql
+from app.db.migrate import run_sql
 
 revision = "0002"
 down_revision = "0001"
@@ -19,7 +19,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     run_sql(conn, SchemaManager.get_schema())
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

@@ -1,15 +1,12 @@
 """Write track: dedup candidates, batched inserts, MERGE / SUPERSEDE / retract, sources, audit, history.
 
-The functions live in sql/idempotent/040-write.sql; this revision re-applies the idempotent files.
+The functions live in sql/idempotent/040-write.sql; applied at head (app/db/migrate.py).
 
 Revision ID: 0003
 Revises: 0002
 Create Date: 2026-11-22
 """
 
-from alembic import op
-
-from app.db.migrate import apply_idempotent
 
 revision = "0003"
 down_revision = "0002"
@@ -18,7 +15,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    apply_idempotent(op.get_bind())
+    pass  # its functions: sql/idempotent/, applied at head
 
 
 def downgrade() -> None:

@@ -1,7 +1,7 @@
 """Read track: intent archetypes (QueryClassify), fast search, the 11 scoring stages, cascade recall, logs.
 
 The tables live in sql/incremental/003-read.sql; the functions in sql/idempotent/060-read.sql and 07x-*.sql,
-re-applied here like in every revision.
+applied at head (app/db/migrate.py).
 
 Revision ID: 0004
 Revises: 0003
@@ -10,7 +10,7 @@ Create Date: 2026-11-22
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0004"
 down_revision = "0003"
@@ -21,7 +21,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "003-read.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

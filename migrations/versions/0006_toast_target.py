@@ -1,7 +1,7 @@
 """Block and entity rows stay whole up to ~8 KB (toast_tuple_target): with the vector in the row, the default
 2 KB target pushed content and tsvector out of line.
 
-The statements live in sql/incremental/006-toast-target.sql; the functions are re-applied as in every revision.
+The statements live in sql/incremental/006-toast-target.sql; its functions are applied at head.
 
 Revision ID: 0006
 Revises: 0005
@@ -10,7 +10,7 @@ Create Date: 2026-11-22
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0006"
 down_revision = "0005"
@@ -21,7 +21,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "006-toast-target.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

@@ -1,7 +1,7 @@
 """Per-vault document frequency of lexemes (memvault.lexeme_stats), for the sparse rail's term choice and idf,
 in place of the planner's table-wide statistics.
 
-The statements live in sql/incremental/009-lexeme-stats.sql; the functions are re-applied as in every revision.
+The statements live in sql/incremental/009-lexeme-stats.sql; its functions are applied at head.
 
 Revision ID: 0009
 Revises: 0008
@@ -10,7 +10,7 @@ Create Date: 2026-11-22
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0009"
 down_revision = "0008"
@@ -21,7 +21,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "009-lexeme-stats.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

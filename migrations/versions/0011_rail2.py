@@ -1,7 +1,7 @@
 """The second dense rail's table (memvault.block_rail2): vectors of a second embedding model, filled by the
 worker after the write, searched as a third RRF rail when settings.rail2_embedder is set (app/read/rail2.py).
 
-The statements live in sql/incremental/011-rail2.sql; the functions are re-applied as in every revision.
+The statements live in sql/incremental/011-rail2.sql; its functions are applied at head.
 
 Revision ID: 0011
 Revises: 0010
@@ -10,7 +10,7 @@ Create Date: 2026-11-24
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0011"
 down_revision = "0010"
@@ -21,7 +21,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "011-rail2.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

@@ -1,7 +1,7 @@
 """Graph centrality for PPRBoost: memvault.graph_centrality_state, the record of when each vault's block
 ppr_score was computed from its triples (app/background/centrality.py).
 
-The statements live in sql/incremental/012-centrality.sql; the functions are re-applied as in every revision.
+The statements live in sql/incremental/012-centrality.sql; its functions are applied at head.
 
 Revision ID: 0012
 Revises: 0011
@@ -10,7 +10,7 @@ Create Date: 2026-11-24
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0012"
 down_revision = "0011"
@@ -21,7 +21,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "012-centrality.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

@@ -1,7 +1,7 @@
 """The dream loop (seed 004): memvault.dream_run, dream_conflict, review_queue, review_threshold and
 discovery_inbox (app/background/dream.py).
 
-The statements live in sql/incremental/016-dream.sql; the functions are re-applied as in every revision.
+The statements live in sql/incremental/016-dream.sql; its functions are applied at head.
 
 Revision ID: 0016
 Revises: 0015
@@ -10,7 +10,7 @@ Create Date: 2026-11-24
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0016"
 down_revision = "0015"
@@ -21,7 +21,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "016-dream.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

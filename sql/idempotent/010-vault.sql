@@ -1,4 +1,4 @@
--- Vaults, their AGE graphs, the embedder record and log partitions. Re-applied by every migration.
+-- Vaults, their AGE graphs, the embedder record and log partitions. Applied at head (app/db/migrate.py).
 
 -- A vault's AGE graph is for that vault's transactions only: AGE has no row-level security of its own, and
 -- memvault_app may use every graph's schema, so each table of the graph (its labels and their parents) gets a

@@ -1,5 +1,5 @@
--- Sessions in segments (issue 21, migration 0015). plpgsql: every migration re-applies this file, the earlier
--- ones before memvault.session has the columns read here. A session never refuses its own continuation: turns sent to
+-- Sessions in segments (issue 21, migration 0015). Applied at head, after
+-- every table exists (app/db/migrate.py). A session never refuses its own continuation: turns sent to
 -- a closed session reopen it, and the next close extracts only the turns after the previous close. Why a
 -- segment of the same session rather than a new session or a full re-close: the session keeps one id and one
 -- turn sequence (SessionContinuity reads neighbours across the pause; a Claude Code session stays one memvault

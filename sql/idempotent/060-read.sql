@@ -1,10 +1,8 @@
 -- The read track's fast search: dense top-N (HNSW) + sparse top-N (tsvector, rare terms), fused by RRF.
--- Re-applied by every migration. Earlier revisions apply this file before 003-read.sql has created the read
--- track's tables, so bodies are not checked at creation here (they are when they first run).
+-- Applied at head (app/db/migrate.py), after every table exists: bodies are checked at creation.
 -- The functions a recall calls are plpgsql, not sql: a sql function with a SET clause is never inlined, and
 -- PostgreSQL 17 plans its statement again at every call, where plpgsql keeps the plan for the session. At 100k
 -- blocks that planning was a third of recall_fast_v1's time (p50 26 -> 18 ms as plpgsql).
-SET check_function_bodies = off;
 
 -- Document frequency of lexemes in the vault in scope: freq (the share of its blocks holding the lexeme) and
 -- est_rows (how many blocks hold it). From memvault.lexeme_stats once the vault has been counted
@@ -591,7 +589,6 @@ CREATE OR REPLACE FUNCTION memvault.touch_blocks_v1(p_ids bigint[], p_at timesta
     SELECT count(*)::integer FROM u
 $$;
 
-RESET check_function_bodies;
 
 -- SessionContinuity: the conversation around the top hits. For each of p_ids (best first), the chunks of the
 -- turns within p_window turns of its own, in the same session (the hits themselves left out); each neighbour

@@ -1,9 +1,8 @@
 -- The 11-stage scoring pipeline (seed 000, section III), in the seed's order. Stages 1-8 are per-row
 -- multipliers (small inlinable helpers, no SET clause); 9-11 work on the candidate set (score_candidates_v2).
 -- Every number is a parameter with the seed's value as default; ScoringConfig (app/read/config.py) fills them
--- per intent. Re-applied by every migration. score_candidates_v2 and recall_fast_v2 are plpgsql so that their
+-- per intent. Applied at head. score_candidates_v2 and recall_fast_v2 are plpgsql so that their
 -- plans are kept for the session (see 060-read.sql).
-SET check_function_bodies = off;
 
 -- 1. RecencyBoost: x (1 + w * e^(-age/tau)); age in days relative to the question's as_of, never negative. When
 -- the question names a time (QueryTimeframe: "last weekend", "in March"), age is the distance from that window
@@ -389,4 +388,3 @@ CREATE OR REPLACE FUNCTION memvault.recall_fast_v1(
     FROM memvault.recall_fast_v2(p_qvec, p_query, p_as_of, p_known_at, p_search, p_scoring, p_limit) s
 $$;
 
-RESET check_function_bodies;

@@ -1,7 +1,6 @@
 -- Cascade recall (seed 000, section V), slow mode only. LOCAL: entities of the query and of the top hits, k-hop
 -- expansion by Cypher in the vault's AGE graph, then (in Python) Personalized PageRank; GLOBAL: L1/L2 community
--- summaries. An empty graph, or no community tables yet, is a clean no-op. Re-applied by every migration.
-SET check_function_bodies = off;
+-- summaries. An empty graph, or no community tables yet, is a clean no-op. Applied at head.
 
 -- Seed entities for the walk: named in the query (name or alias, at least 3 characters), linked to the top hits
 -- by a triple's evidence, or nearest to the query vector (cosine >= p_min_cos). weight: 1.0 named, 0.6 nearest,
@@ -126,4 +125,3 @@ EXCEPTION WHEN undefined_column OR undefined_table THEN
 END
 $$;
 
-RESET check_function_bodies;

@@ -1,7 +1,7 @@
 -- Graph centrality for PPRBoost (scoring stage 7 reads block.ppr_score). The background job graph_centrality
 -- (app/background/centrality.py) reads a vault's valid triples, computes PageRank over its entities in Python,
 -- and hands the scores back to apply_centrality_v1, which scores the blocks that are the triples' evidence.
--- plpgsql: every migration re-applies this file, some before memvault.graph_centrality_state exists.
+-- Applied at head (app/db/migrate.py).
 
 -- Vaults whose graph changed since their blocks were last scored: another count of valid triples or another
 -- newest triple, or a vault scored before whose triples are all gone (its scores must go back to 0).

@@ -1,6 +1,6 @@
 -- The inspector page's reads (app/interfaces/inspector.py), for the vault the connection is set to
--- (memvault.current_vault_id(), as every vault-scoped read). Read-only; nothing here writes. plpgsql, not sql:
--- every migration re-applies these files, some before the tables they read exist (a sql body is checked then).
+-- (memvault.current_vault_id(), as every vault-scoped read). Read-only; nothing here writes. Applied at head
+-- (app/db/migrate.py).
 
 -- One vault at a glance: current memories and what left them, sessions, turns, graph size, last write.
 CREATE OR REPLACE FUNCTION memvault.vault_overview_v1()

@@ -1,6 +1,6 @@
 -- Feedback on a memory (POST .../memories/{id}/feedback, the MCP tool feedback): +1 / -1 added to the block's
 -- counts in memvault.block_usage, which scoring stage 4 (FeedbackBoost) and the background track's pruning read,
--- and an audit row, in the caller's transaction. plpgsql: migrations re-apply this file before block_usage exists.
+-- and an audit row, in the caller's transaction. Applied at head.
 CREATE OR REPLACE FUNCTION memvault.block_feedback_v1(p_vault uuid, p_block_id bigint, p_signal integer,
                                                       p_actor text DEFAULT 'api', p_note text DEFAULT NULL)
     RETURNS TABLE (block_id bigint, feedback_up integer, feedback_down integer)

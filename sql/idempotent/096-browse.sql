@@ -2,8 +2,6 @@
 -- memory's fields edited, sessions and turns listed, entities and an entity's neighbourhood. Keyset pagination:
 -- each list takes the last row's key (p_after...) and returns at most p_limit rows after it, in a fixed order.
 -- Everything is for the vault the connection is set to (memvault.current_vault_id()), under row-level security.
--- Bodies are checked at call time: migrations re-apply this file before some of the tables exist.
-SET check_function_bodies = off;
 
 -- Memories, newest first (id descending). p_filter keys, each optional: category, kind, session_id, source_kind,
 -- tier, state ('current' by default: neither superseded nor retracted; 'superseded', 'retracted', 'all'),

@@ -1,7 +1,6 @@
 -- The dream loop (seed 004; app/background/dream.py): scheduling and the dual gate, the run record, the
--- contradiction scan and the one function that applies a conflict verdict. Re-applied by every migration, some
--- before the tables exist: bodies are checked when called.
-SET check_function_bodies = off;
+-- contradiction scan and the one function that applies a conflict verdict. Applied at head
+-- (app/db/migrate.py).
 
 -- A vault's dream schedule: {"dream": {"timezone": "Asia/Taipei", "hour": 4}} in vault.settings; UTC and 04:00
 -- by default. Run as the owner (vault rows are read-only to the service role).
@@ -483,4 +482,3 @@ CREATE OR REPLACE FUNCTION memvault.review_open_count_v1()
     WHERE q.vault_id = memvault.current_vault_id() AND q.status IN ('PENDING', 'CLAIMED')
 $$;
 
-RESET check_function_bodies;

@@ -1,7 +1,6 @@
 -- The review queue (seed 004, "if you get a blurry one, send it back to the teacher"; app/background/review.py):
 -- the auto-approve rule per vault and kind, queueing, claims that lapse, decisions that commit the proposal and
--- recalibrate the rule. Re-applied by every migration: bodies are checked when called.
-SET check_function_bodies = off;
+-- recalibrate the rule. Applied at head.
 
 -- The current vault's rule for p_kind (created with the defaults on first use).
 CREATE OR REPLACE FUNCTION memvault.review_thresholds_v1(p_kind text, p_min_confidence double precision DEFAULT 0.8,
@@ -188,4 +187,3 @@ BEGIN
 END
 $$;
 
-RESET check_function_bodies;

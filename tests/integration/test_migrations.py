@@ -82,6 +82,16 @@ def test_every_vault_table_has_row_level_security(db_url: str, table: str) -> No
     assert enabled and forced
 
 
+def test_no_revision_applies_or_calls_the_functions() -> None:
+    """The idempotent files are applied once, at head (app/db/migrate.py), after every table exists: a revision
+    that applied them (or called one) would run before later tables exist, and its bodies could not be checked."""
+    from app.db.resources import MIGRATIONS_DIR
+
+    offenders = [p.name for p in sorted((MIGRATIONS_DIR / "versions").glob("*.py"))
+                 if "apply_idempotent" in p.read_text() or "memvault." in p.read_text().split('"""', 2)[-1]]
+    assert offenders == []
+
+
 def test_upgrade_at_head_reapplies_the_idempotent_functions(db_url: str) -> None:
     """A database already at head still gets this checkout's functions (pgai's rule)."""
     with psycopg.connect(db_url, autocommit=True) as conn:
@@ -115,11 +125,14 @@ def test_upgrade_gives_each_large_vault_its_own_hnsw_index(empty_db_url: str) ->
     more, built in the migration so search never falls back to exact scans after the upgrade."""
     upgrade(empty_db_url, "0009")
     with psycopg.connect(empty_db_url) as conn:
-        conn.execute("SELECT memvault.configure_embedder_v1('test-8', 8)")
-        # what configure_embedder_v1 built before 0010 (migrations re-apply this checkout's functions, so make it)
+        # A database of that time, made by hand (the functions exist at head only): typed vectors, two vaults,
+        # and the HNSW index over every vault's vectors that configure_embedder_v1 built before 0010.
+        conn.execute("INSERT INTO memvault.embedder_config (name, dim) VALUES ('test-8', 8)")
+        conn.execute("ALTER TABLE memvault.block ALTER COLUMN embedding TYPE vector(8)")
+        conn.execute("ALTER TABLE memvault.entity ALTER COLUMN embedding TYPE vector(8)")
         conn.execute("CREATE INDEX block_embedding_hnsw ON memvault.block USING hnsw (embedding vector_cosine_ops)")
-        big = conn.execute("SELECT id FROM memvault.create_vault_v1('big')").fetchone()[0]
-        small = conn.execute("SELECT id FROM memvault.create_vault_v1('small')").fetchone()[0]
+        big, small = (conn.execute("INSERT INTO memvault.vault (name, graph_name) VALUES (%s, %s) RETURNING id",
+                                   (name, f"vault_{name}")).fetchone()[0] for name in ("big", "small"))
         for vault, n in ((big, 5000), (small, 300)):
             conn.execute(
                 "INSERT INTO memvault.block (vault_id, kind, content, normalized, tsv, fingerprint, content_hash, "
