@@ -27,6 +27,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from app.db.connector import Database
+from app.db.queries import Q
 from app.errors import Forbidden, Unauthorized
 
 Scope = Literal["read", "write", "admin"]
@@ -140,7 +141,7 @@ async def authenticate(db: Database, presented: str | None) -> Principal:
         raise Unauthorized("an API key is required",
                            hint="send 'Authorization: Bearer <key>' (or 'X-API-Key: <key>'); " + HOW_TO_GET_ONE)
     key_id, secret = parse_key(presented)
-    row = await db.fetchone("SELECT * FROM memvault.api_key_lookup_v1(%s)", (key_id,))
+    row = await db.fetchone(Q.api_key_lookup, (key_id,))
     if row is None:
         raise Unauthorized(f"unknown API key {key_id}", hint=HOW_TO_GET_ONE)
     if row["revoked_at"] is not None:
@@ -153,6 +154,6 @@ async def authenticate(db: Database, presented: str | None) -> Principal:
                                                                          "created; " + HOW_TO_GET_ONE)
         VERIFIED.add(entry)
     if row["last_used_at"] is None or datetime.now(UTC) - row["last_used_at"] > TOUCH_EVERY:
-        await db.fetchone("SELECT memvault.api_key_touch_v1(%s)", (key_id,))
+        await db.fetchone(Q.api_key_touch, (key_id,))
     return Principal(key_id=key_id, scope=row["scope"], vault_id=row["vault_id"], vault_name=row["vault_name"])
 

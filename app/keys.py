@@ -11,6 +11,7 @@ from uuid import UUID
 
 from app.auth import SCOPES, Principal, Scope, authenticate, new_key
 from app.db.connector import Database
+from app.db.queries import Q
 from app.errors import InvalidInput, NotFound, Unauthorized
 from app.vaults import get_vault
 
@@ -44,7 +45,7 @@ async def create_key(db: Database, *, scope: str, vault: str | None = None, name
         by.require(vault, "admin")
     vault_id = (await get_vault(db, vault)).id if vault is not None else None
     key_id, key, key_hash = new_key()
-    row = await db.fetchone("SELECT * FROM memvault.api_key_create_v1(%s, %s, %s, %s, %s)",
+    row = await db.fetchone(Q.api_key_create,
                             (key_id, key_hash, scope, vault_id, name))
     assert row is not None
     return key, _info(row)
@@ -56,25 +57,25 @@ async def list_keys(db: Database, *, vault: str | None = None, by: Principal | N
         vault = by.vault_name if vault is None else vault
         by.require(vault, "admin")
     if vault is None:
-        rows = await db.fetchall("SELECT * FROM memvault.api_key_list_v1(NULL, true)")
+        rows = await db.fetchall(Q.api_key_list_all)
     else:
-        rows = await db.fetchall("SELECT * FROM memvault.api_key_list_v1(%s)", ((await get_vault(db, vault)).id,))
+        rows = await db.fetchall(Q.api_key_list, ((await get_vault(db, vault)).id,))
     return [_info(r) for r in rows]
 
 
 async def revoke_key(db: Database, key_id: str, *, by: Principal | None = None) -> KeyInfo:
-    found = await db.fetchone("SELECT * FROM memvault.api_key_list_v1(NULL, true) WHERE id = %s", (key_id,))
+    found = await db.fetchone(Q.api_key_by_id, (key_id,))
     if found is None or (by is not None and not by.all_vaults and found["vault_id"] != by.vault_id):
         raise NotFound(f"no API key {key_id!r}", hint="list them: GET /v1/keys or `memvault key list`")
     if by is not None:
         by.require(found["vault_name"], "admin")
-    row = await db.fetchone("SELECT * FROM memvault.api_key_revoke_v1(%s)", (key_id,))
+    row = await db.fetchone(Q.api_key_revoke, (key_id,))
     assert row is not None
     return _info(row)
 
 
 async def active_key_count(db: Database) -> int:
-    row = await db.fetchone("SELECT memvault.api_key_active_count_v1() AS n")
+    row = await db.fetchone(Q.api_key_active_count)
     return int(row["n"]) if row else 0
 
 

@@ -271,3 +271,35 @@ ON CONFLICT (vault_id, block_id) DO UPDATE
 -- session_turn_counts --
 -- app/importers/run.py
 SELECT id, turn_count FROM memvault.session WHERE vault_id = %s AND id = ANY(%s);
+
+-- api_key_lookup --
+-- app/auth.py
+SELECT * FROM memvault.api_key_lookup_v1(%s);
+
+-- api_key_touch --
+-- app/auth.py
+SELECT memvault.api_key_touch_v1(%s);
+
+-- api_key_create --
+-- app/keys.py
+SELECT * FROM memvault.api_key_create_v1(%s, %s, %s, %s, %s);
+
+-- api_key_list_all --
+-- app/keys.py
+SELECT * FROM memvault.api_key_list_v1(NULL, true);
+
+-- api_key_list --
+-- app/keys.py
+SELECT * FROM memvault.api_key_list_v1(%s);
+
+-- api_key_by_id --
+-- app/keys.py
+SELECT * FROM memvault.api_key_list_v1(NULL, true) WHERE id = %s;
+
+-- api_key_revoke --
+-- app/keys.py
+SELECT * FROM memvault.api_key_revoke_v1(%s);
+
+-- api_key_active_count --
+-- app/keys.py
+SELECT memvault.api_key_active_count_v1() AS n;
