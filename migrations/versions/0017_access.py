@@ -2,7 +2,7 @@
 actor, before and after written by triggers on every mutation, audit_log append-only for the service's role, and
 row-level security on the vault table.
 
-The statements live in sql/incremental/017-access.sql; the functions are re-applied as in every revision.
+The statements live in sql/incremental/017-access.sql; its functions are applied at head.
 
 Revision ID: 0017
 Revises: 0016
@@ -11,7 +11,7 @@ Create Date: 2026-11-25
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0017"
 down_revision = "0016"
@@ -22,7 +22,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "017-access.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:
