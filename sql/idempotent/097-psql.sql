@@ -1,6 +1,5 @@
 -- For ad-hoc work in psql (README): what a vault held as true on a date, by the vault's name. The views beside
 -- it (memvault.memories, entity_graph, memory_health) are in sql/incremental/018-psql-views.sql.
-SET check_function_bodies = off;
 
 -- Facts as of a date: the memories true at p_at as the vault believed them at p_known_at (default: now, i.e.
 -- with every later correction), then the graph's relations true at p_at and recorded by p_known_at. Row-level
