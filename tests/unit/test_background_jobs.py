@@ -53,3 +53,14 @@ def test_nothing_is_found_through_a_list_of_module_names() -> None:
     for rel in ("cli.py", "api/app.py", "worker/app.py", "bench/commands.py"):
         text = (APP / rel).read_text(encoding="utf-8")
         assert "import_module" not in text and "ModuleNotFoundError" not in text, rel
+
+
+def test_every_controller_is_mounted() -> None:
+    """A controller is one import and one entry in app.api.app.CONTROLLERS; one defined and not mounted is
+    caught here rather than by a user's 404."""
+    from app.api.app import CONTROLLERS
+
+    defined = set()
+    for path in sorted(APP.rglob("*.py")):
+        defined |= set(re.findall(r"^class (\w+)\(Controller\):", path.read_text(encoding="utf-8"), re.M))
+    assert defined == {c.__name__ for c in CONTROLLERS}
