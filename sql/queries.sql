@@ -303,3 +303,59 @@ SELECT * FROM memvault.api_key_revoke_v1(%s);
 -- api_key_active_count --
 -- app/keys.py
 SELECT memvault.api_key_active_count_v1() AS n;
+
+-- allocate_block_ids --
+-- app/write/pipeline.py
+SELECT memvault.allocate_block_ids_v1(%s) AS id;
+
+-- revise_blocks --
+-- app/write/pipeline.py
+SELECT memvault.revise_blocks_v1(%s, %s::jsonb, %b);
+
+-- record_sources --
+-- app/write/pipeline.py
+SELECT memvault.record_sources_v1(%s, %s::jsonb);
+
+-- audit --
+-- app/write/pipeline.py
+SELECT memvault.audit_v1(%s, %s::jsonb);
+
+-- dedup_candidates --
+-- app/write/pipeline.py
+SELECT * FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real);
+
+-- insert_blocks --
+-- app/write/pipeline.py
+SELECT memvault.insert_blocks_v2(%s, %s, %s::jsonb, %b);
+
+-- session_row --
+-- app/write/sessions.py
+SELECT * FROM memvault.session WHERE vault_id = %s AND id = %s;
+
+-- session_segment_turns --
+-- app/write/sessions.py
+SELECT * FROM memvault.session_segment_turns_v1(%s, %s);
+
+-- close_session --
+-- app/write/sessions.py
+SELECT * FROM memvault.close_session_v2(%s, %s, %s, %s::jsonb, %s);
+
+-- idle_sessions --
+-- app/write/sessions.py
+SELECT v.name AS vault, s.id FROM memvault.session s JOIN memvault.vault v ON v.id = s.vault_id WHERE s.closed_at IS NULL AND s.last_turn_at < now() - make_interval(secs => %s);
+
+-- related_topics --
+-- app/write/sessions.py
+SELECT DISTINCT ON (session_id) session_id, content, 1 - (embedding <=> %s) AS cosine FROM memvault.block WHERE vault_id = %s AND kind = 'unit' AND category = 'Topic' AND session_id IS DISTINCT FROM %s AND retracted_at IS NULL AND 1 - (embedding <=> %s) >= 0.7 ORDER BY session_id, cosine DESC;
+
+-- last_turn --
+-- app/write/sessions.py
+SELECT content FROM memvault.turn WHERE vault_id = %s AND session_id = %s ORDER BY seq DESC LIMIT 1;
+
+-- append_turns --
+-- app/write/sessions.py
+SELECT * FROM memvault.append_turns_v2(%s, %s, %s::jsonb);
+
+-- last_turns --
+-- app/write/bulk.py
+SELECT DISTINCT ON (session_id) session_id, content FROM memvault.turn WHERE vault_id = %s AND session_id = ANY(%s) ORDER BY session_id, seq DESC;

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from app.db.queries import Q
 from app.services import Services
 from app.vaults import Vault
 from app.write.items import ItemResult, WriteItem
@@ -112,8 +113,7 @@ class BulkIngest:
             before = dict(last_seen)
             if fresh:
                 rows = await self.services.db.fetchall(
-                    "SELECT DISTINCT ON (session_id) session_id, content FROM memvault.turn "
-                    "WHERE vault_id = %s AND session_id = ANY(%s) ORDER BY session_id, seq DESC",
+                    Q.last_turns,
                     (vault.id, fresh), vault_id=vault.id)
                 before.update({r["session_id"]: r["content"] for r in rows})
             items: list[WriteItem] = []

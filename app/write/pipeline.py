@@ -19,6 +19,7 @@ import numpy as np
 import psycopg
 from quicktok import count_batch, get_encoding
 
+from app.db.queries import Q
 from app.errors import InvalidInput, PayloadTooLarge
 from app.services import Services
 from app.vaults import Vault
@@ -145,7 +146,7 @@ class WriteTrack:
         if not passing:
             return
         t0 = time.perf_counter()
-        ids = await self._fetch("SELECT memvault.allocate_block_ids_v1(%s) AS id", (len(passing),), vault, conn)
+        ids = await self._fetch(Q.allocate_block_ids, (len(passing),), vault, conn)
         for p, row in zip(passing, ids, strict=True):
             p.block_id = int(row["id"])
         batch = BatchDedup(self.dedup.config, self.spare)
@@ -216,12 +217,12 @@ class WriteTrack:
                            "detail": {"reasons": list(v.reasons), "related_block_id": related,
                                       "kind": p.item.kind, "session_id": p.item.session_id}})
         if revisions:
-            await conn.execute("SELECT memvault.revise_blocks_v1(%s, %s::jsonb, %b)",
+            await conn.execute(Q.revise_blocks,
                                (vault.id, json.dumps(revisions), merge_vectors or None))
         if sources:
-            await conn.execute("SELECT memvault.record_sources_v1(%s, %s::jsonb)", (vault.id, json.dumps(sources)))
+            await conn.execute(Q.record_sources, (vault.id, json.dumps(sources)))
         if audits:
-            await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)", (vault.id, json.dumps(audits, default=str)))
+            await conn.execute(Q.audit, (vault.id, json.dumps(audits, default=str)))
         if touched:
             from app.background.graph_build import defer_graph_build
 
@@ -275,7 +276,7 @@ class WriteTrack:
                               k: int) -> dict[int, list[CandidateRow]]:
         """Each item's nearest current blocks (k of them at most) and exact-hash hits, by position in ``passing``."""
         # %b: the vectors travel in binary (500 of 512-d: 9 ms; as text, psycopg formats them in 430 ms).
-        query = "SELECT * FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real)"
+        query = Q.dedup_candidates
         params = (vault.id, [p.embedding for p in passing], [p.digest for p in passing],
                   [_layer(p.item.kind) for p in passing], k, self.dedup.config.min_cosine)
         out: dict[int, list[CandidateRow]] = {}
@@ -319,7 +320,7 @@ class WriteTrack:
             "source_turn_ids": list(p.item.turn_ids), "valid_at": p.item.said_at.isoformat(),
             "metadata": {**p.item.metadata, "context": p.item.context} if p.item.context else p.item.metadata,
         } for p in creating]
-        await conn.execute("SELECT memvault.insert_blocks_v2(%s, %s, %s::jsonb, %b)",
+        await conn.execute(Q.insert_blocks,
                            (vault.id, [p.block_id for p in creating], json.dumps(rows, default=str),
                             [p.embedding for p in creating]))
 

@@ -24,6 +24,7 @@ from datetime import datetime
 import psycopg
 
 from app.background.prefetch import defer_prefetch
+from app.db.queries import Q
 from app.errors import Conflict, InvalidInput, NotFound
 from app.models.tasks.base import get_task
 from app.services import Services
@@ -108,7 +109,7 @@ class SessionTrack:
 
     async def close(self, vault: Vault, session_id: str, *, hook: Hook | None = None) -> CloseResult:
         db = self.services.db
-        session = await db.fetchone("SELECT * FROM memvault.session WHERE vault_id = %s AND id = %s",
+        session = await db.fetchone(Q.session_row,
                                     (vault.id, session_id), vault_id=vault.id)
         if session is None:
             raise NotFound(f"unknown session {session_id!r} in vault {vault.name!r}",
@@ -117,7 +118,7 @@ class SessionTrack:
             raise Conflict(f"session {session_id!r} is already closed", hint="append turns to it: its next close "
                            "extracts them")
         # The open segment: the turns after what earlier closes extracted (all of them at the first close).
-        turns = await db.fetchall("SELECT * FROM memvault.session_segment_turns_v1(%s, %s)",
+        turns = await db.fetchall(Q.session_segment_turns,
                                   (vault.id, session_id), vault_id=vault.id)
         segment = session["segments"] + 1
         title = session_id if segment == 1 else f"{session_id} (part {segment})"
@@ -148,7 +149,7 @@ class SessionTrack:
         prepared = await self.write.prepare(vault, items)
         async with db.transaction(vault.id) as conn:
             results = await self.write.apply(conn, vault, prepared)
-            cur = await conn.execute("SELECT * FROM memvault.close_session_v2(%s, %s, %s, %s::jsonb, %s)",
+            cur = await conn.execute(Q.close_session,
                                      (vault.id, session_id, summary, json.dumps(thread_map), through))
             if await cur.fetchone() is None:  # a concurrent close took this segment: this one writes nothing
                 raise Conflict(f"session {session_id!r} is already closed", hint="it was closed meanwhile")
@@ -172,8 +173,7 @@ class SessionTrack:
         from app.vaults import get_vault
 
         rows = await self.services.db.fetchall(
-            "SELECT v.name AS vault, s.id FROM memvault.session s JOIN memvault.vault v ON v.id = s.vault_id "
-            "WHERE s.closed_at IS NULL AND s.last_turn_at < now() - make_interval(secs => %s)", (idle_seconds,))
+            Q.idle_sessions, (idle_seconds,))
         for r in rows:
             try:
                 await self.close(await get_vault(self.services.db, r["vault"]), r["id"])
@@ -191,10 +191,7 @@ class SessionTrack:
         threads = []
         for topic, vec in zip(topics, vectors, strict=True):
             rows = await self.services.db.fetchall(
-                "SELECT DISTINCT ON (session_id) session_id, content, 1 - (embedding <=> %s) AS cosine "
-                "FROM memvault.block WHERE vault_id = %s AND kind = 'unit' AND category = 'Topic' "
-                "AND session_id IS DISTINCT FROM %s AND retracted_at IS NULL AND 1 - (embedding <=> %s) >= 0.7 "
-                "ORDER BY session_id, cosine DESC", (vec, vault.id, session_id, vec), vault_id=vault.id)
+                Q.related_topics, (vec, vault.id, session_id, vec), vault_id=vault.id)
             threads.append({"topic": topic, "sessions": [{"session_id": r["session_id"], "topic": r["content"],
                                                           "similarity": round(float(r["cosine"]), 3)} for r in rows]})
         return {"session": session_id, "threads": threads}
@@ -217,8 +214,7 @@ class SessionTrack:
 
 async def last_turn(conn: psycopg.AsyncConnection, vault: Vault, session_id: str) -> str | None:
     """The content of the session's latest archived turn (None for a new session)."""
-    cur = await conn.execute("SELECT content FROM memvault.turn WHERE vault_id = %s AND session_id = %s "
-                             "ORDER BY seq DESC LIMIT 1", (vault.id, session_id))
+    cur = await conn.execute(Q.last_turn, (vault.id, session_id))
     row = await cur.fetchone()
     return row["content"] if row else None
 
@@ -228,7 +224,7 @@ async def archive_turns(conn: psycopg.AsyncConnection, vault: Vault, session_id:
     """Archive turns verbatim (the session row is created on its first turn, a closed one reopens); their ids in
     order, and whether they reopened the session."""
     payload = [{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns]
-    cur = await conn.execute("SELECT * FROM memvault.append_turns_v2(%s, %s, %s::jsonb)",
+    cur = await conn.execute(Q.append_turns,
                              (vault.id, session_id, json.dumps(payload)))
     rows = await cur.fetchall()
     return [r["turn_id"] for r in rows], bool(rows and rows[0]["reopened"])
