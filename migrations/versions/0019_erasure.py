@@ -1,5 +1,5 @@
 """Erasure: vault.deleted_at for the soft delete; purge and the erasure check are functions of
-sql/idempotent/095-erasure.sql, re-applied as in every revision.
+sql/idempotent/095-erasure.sql, applied at head.
 
 The statements live in sql/incremental/019-erasure.sql.
 
@@ -10,7 +10,7 @@ Create Date: 2026-11-25
 
 from alembic import op
 
-from app.db.migrate import apply_idempotent, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0019"
 down_revision = "0018"
@@ -21,7 +21,6 @@ depends_on = None
 def upgrade() -> None:
     conn = op.get_bind()
     apply_incremental(conn, "019-erasure.sql")
-    apply_idempotent(conn)
 
 
 def downgrade() -> None:

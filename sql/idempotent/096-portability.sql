@@ -1,12 +1,9 @@
 -- Per-vault export and import (app/portability/): the rows of one vault as JSON, and a vault re-created from
--- such rows staged in a temporary table. Re-applied by every migration.
+-- such rows staged in a temporary table. Applied at head (app/db/migrate.py).
 --
 -- Rows are whole table rows (to_jsonb), so a column added later travels without a change here; derived data is
 -- left out and recomputed on import: the tsvector, the AGE graph (rebuilt from entities and triples), the
 -- lexeme counts, the second rail's vectors (the worker refills them). Vectors travel only when asked for.
-
--- Bodies reference tables of later revisions (this file is re-applied from the first one on).
-SET check_function_bodies = off;
 
 CREATE OR REPLACE FUNCTION memvault.export_rows_v1(p_vault uuid, p_embeddings boolean DEFAULT false)
     RETURNS TABLE (kind text, data jsonb)
@@ -156,7 +153,6 @@ END
 $$;
 REVOKE ALL ON FUNCTION memvault.import_staged_v1(uuid) FROM PUBLIC;
 
-RESET check_function_bodies;
 
 -- After a logical restore (pg_dump / pg_restore) AGE 1.5's bare oids of each graph's schema (ag_graph.graphid,
 -- ag_label.graph) still hold the source database's values, while ag_graph.namespace (a regnamespace, dumped by
