@@ -9,6 +9,7 @@ from uuid import UUID
 from app.db.connector import Database
 import re
 
+from app.db.queries import Q
 from app.errors import Conflict, Gone, InvalidInput, NotFound
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -38,7 +39,7 @@ def check_name(name: str) -> str:
 async def create_vault(db: Database, name: str) -> Vault:
     check_name(name)
     try:
-        row = await db.fetchone("SELECT * FROM memvault.create_vault_v1(%s)", (name,))
+        row = await db.fetchone(Q.create_vault, (name,))
     except Conflict as exc:
         raise Conflict(f"vault {name!r} already exists", hint="choose another name or use the existing vault (a "
                        "deleted vault keeps its name until it is purged: DELETE /v1/vaults/NAME?purge=true)") from exc
@@ -48,7 +49,7 @@ async def create_vault(db: Database, name: str) -> Vault:
 
 async def get_vault(db: Database, name: str, *, deleted: bool = False) -> Vault:
     """The vault of this name; a soft-deleted one is refused (410) unless ``deleted`` (purge, restore)."""
-    row = await db.fetchone("SELECT * FROM memvault.vault WHERE name = %s", (name,))
+    row = await db.fetchone(Q.vault_by_name, (name,))
     if row is None:
         raise NotFound(f"unknown vault {name!r}", hint="create it first: POST /v1/vaults {\"name\": ...}")
     vault = _vault(row)
@@ -70,16 +71,14 @@ async def get_or_create_vault(db: Database, name: str) -> Vault:
 async def list_vaults(db: Database, *, after: str | None = None, limit: int | None = None) -> list[Vault]:
     """By name, those in use (soft-deleted ones are left out); ``after`` / ``limit``: one page of them (keyset on
     the name)."""
-    rows = await db.fetchall("SELECT * FROM memvault.vault WHERE deleted_at IS NULL "
-                             "AND (%(after)s::text IS NULL OR name > %(after)s) "
-                             "ORDER BY name LIMIT %(limit)s", {"after": after, "limit": limit})
+    rows = await db.fetchall(Q.list_vaults, {"after": after, "limit": limit})
     return [_vault(r) for r in rows]
 
 
 async def soft_delete_vault(db: Database, name: str) -> Vault:
     """Mark the vault deleted: it refuses use from now on and keeps everything (``purge_vault`` erases it)."""
     vault = await get_vault(db, name)
-    await db.fetchone("SELECT memvault.soft_delete_vault_v1(%s) AS at", (vault.id,))
+    await db.fetchone(Q.soft_delete_vault, (vault.id,))
     return vault
 
 
@@ -90,7 +89,7 @@ async def purge_vault(db: Database, name: str) -> dict:
     from app.db.ann_index import drop_index
 
     vault = await get_vault(db, name, deleted=True)
-    row = await db.fetchone("SELECT memvault.purge_vault_v1(%s) AS purged", (vault.id,))
+    row = await db.fetchone(Q.purge_vault, (vault.id,))
     await drop_index(db, vault.id)
     return (row or {}).get("purged") or {}
 

@@ -359,3 +359,121 @@ SELECT * FROM memvault.append_turns_v2(%s, %s, %s::jsonb);
 -- last_turns --
 -- app/write/bulk.py
 SELECT DISTINCT ON (session_id) session_id, content FROM memvault.turn WHERE vault_id = %s AND session_id = ANY(%s) ORDER BY session_id, seq DESC;
+
+-- create_vault --
+-- app/vaults.py
+SELECT * FROM memvault.create_vault_v1(%s);
+
+-- vault_by_name --
+-- app/vaults.py
+SELECT * FROM memvault.vault WHERE name = %s;
+
+-- list_vaults --
+-- app/vaults.py
+SELECT * FROM memvault.vault WHERE deleted_at IS NULL AND (%(after)s::text IS NULL OR name > %(after)s) ORDER BY name LIMIT %(limit)s;
+
+-- soft_delete_vault --
+-- app/vaults.py
+SELECT memvault.soft_delete_vault_v1(%s) AS at;
+
+-- purge_vault --
+-- app/vaults.py
+SELECT memvault.purge_vault_v1(%s) AS purged;
+
+-- graph_blocks --
+-- app/write/graph.py
+SELECT id, content, source_kind, valid_at FROM memvault.block WHERE vault_id = %s AND id = ANY(%s) AND retracted_at IS NULL AND kind <> 'summary' ORDER BY id;
+
+-- graph_build_lock --
+-- app/write/graph.py
+SELECT pg_advisory_xact_lock(hashtext('memvault.graph_build'), hashtext(%s));
+
+-- evidence_triples --
+-- app/write/graph.py
+SELECT subject_id, predicate, object_id, evidence_block_id FROM memvault.triple WHERE vault_id = %s AND evidence_block_id = ANY(%s);
+
+-- insert_triples --
+-- app/write/graph.py
+SELECT * FROM memvault.insert_triples_v1(%s, %s::jsonb);
+
+-- graph_add --
+-- app/write/graph.py
+SELECT memvault.graph_add_v1(%s, %s::jsonb, %s::jsonb);
+
+-- vault_entities --
+-- app/write/graph.py
+SELECT id, name, canonical_key, embedding FROM memvault.entity WHERE vault_id = %s;
+
+-- vault_aliases --
+-- app/write/graph.py
+SELECT alias_key, entity_id FROM memvault.entity_alias WHERE vault_id = %s;
+
+-- upsert_entities --
+-- app/write/graph.py
+SELECT * FROM memvault.upsert_entities_v1(%s, %s::jsonb, %b);
+
+-- add_alias --
+-- app/write/graph.py
+SELECT memvault.add_alias_v1(%s, %s, %s, %s, %s);
+
+-- block_with_usage --
+-- app/write/memories.py
+SELECT b.*, coalesce(u.access_count, 0) AS access_count, u.last_accessed_at FROM memvault.block b LEFT JOIN memvault.block_usage u ON u.vault_id = b.vault_id AND u.block_id = b.id WHERE b.vault_id = %s AND b.id = %s;
+
+-- block_versions --
+-- app/write/memories.py
+SELECT * FROM memvault.block_versions_v1(%s, %s) WHERE version < %s;
+
+-- block_sources --
+-- app/write/memories.py
+SELECT turn_id, session_id, source_kind, said_at, decision FROM memvault.block_source WHERE vault_id = %s AND block_id = %s ORDER BY said_at, recorded_at;
+
+-- retract_block --
+-- app/write/memories.py
+SELECT memvault.retract_block_v1(%s, %s) AS id;
+
+-- block_feedback --
+-- app/write/memories.py
+SELECT * FROM memvault.block_feedback_v1(%s, %s, %s, %s, %s);
+
+-- purge_block --
+-- app/write/memories.py
+SELECT memvault.purge_block_v1(%s, %s) AS purged;
+
+-- export_rows --
+-- app/portability/exporter.py
+SELECT kind, data FROM memvault.export_rows_v1(%s, %s);
+
+-- vault_name_taken --
+-- app/portability/importer.py
+SELECT 1 FROM memvault.vault WHERE name = %s;
+
+-- import_stage_table --
+-- app/portability/importer.py
+CREATE TEMP TABLE memvault_import (kind text NOT NULL, ord bigint NOT NULL, j jsonb NOT NULL, embedding vector) ON COMMIT DROP;
+
+-- import_drop_vectors --
+-- app/portability/importer.py
+UPDATE pg_temp.memvault_import SET j = j - 'embedding' WHERE j ? 'embedding';
+
+-- create_vault_id --
+-- app/portability/importer.py
+SELECT id FROM memvault.create_vault_v1(%s);
+
+-- import_staged --
+-- app/portability/importer.py
+SELECT memvault.import_staged_v1(%s) AS counts;
+
+-- import_copy --
+-- app/portability/importer.py
+COPY pg_temp.memvault_import (kind, ord, j) FROM STDIN;
+
+-- import_texts_due --
+-- app/portability/importer.py: the staged blocks and entities that came without a vector, with what their text
+-- is made of (an entity's name; a block's app.write.items.embedding_text)
+SELECT ord, kind, j->>'name' AS name, j->'metadata'->>'context' AS context, j->>'normalized' AS normalized
+FROM pg_temp.memvault_import WHERE kind IN ('block', 'entity') AND NOT j ? 'embedding' ORDER BY ord;
+
+-- import_set_vectors --
+-- app/portability/importer.py
+UPDATE pg_temp.memvault_import m SET embedding = v.e FROM unnest(%s::bigint[], %s::vector[]) AS v(o, e) WHERE m.ord = v.o;

@@ -6,6 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
+from app.db.queries import Q
 from app.portability.format import FORMAT, VERSION
 from app.services import Services
 from app.vaults import Vault
@@ -26,7 +27,7 @@ async def export_vault(services: Services, vault: Vault, *, embeddings: bool = F
     counts: dict[str, int] = {}
     async with services.db.transaction(vault.id) as conn:
         cur = conn.cursor(name="memvault_export")
-        await cur.execute("SELECT kind, data FROM memvault.export_rows_v1(%s, %s)", (vault.id, embeddings))
+        await cur.execute(Q.export_rows, (vault.id, embeddings))
         while rows := await cur.fetchmany(BATCH):
             chunk = []
             for r in rows:

@@ -10,10 +10,12 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.db.queries import Q
 from app.errors import Conflict, InvalidInput
 from app.portability.format import KINDS, VERSION, is_memvault_export
 from app.services import Services
 from app.vaults import check_name
+from app.write.items import embedding_text
 
 EMBED_BATCH = 256
 Source = Iterable[str | bytes] | AsyncIterable[str | bytes]
@@ -73,12 +75,11 @@ def _parse(text: str, n: int) -> dict:
 async def import_vault(services: Services, name: str, source: Source) -> ImportReport:
     """Re-create a vault named ``name`` (it must not exist) from an export's lines."""
     check_name(name)
-    if await services.db.fetchone("SELECT 1 FROM memvault.vault WHERE name = %s", (name,)):
+    if await services.db.fetchone(Q.vault_name_taken, (name,)):
         raise Conflict(f"vault {name!r} already exists", hint="import into a new name, or purge that vault first")
     embedder = services.embedder
     async with services.db.transaction() as conn:
-        await conn.execute("CREATE TEMP TABLE memvault_import (kind text NOT NULL, ord bigint NOT NULL, "
-                           "j jsonb NOT NULL, embedding vector) ON COMMIT DROP")
+        await conn.execute(Q.import_stage_table)
         header, end, counts = await _stage(conn, source)
         notes: list[str] = []
         if end is None:
@@ -89,14 +90,14 @@ async def import_vault(services: Services, name: str, source: Source) -> ImportR
                                hint="the file was cut or edited; nothing was imported")
         same_model = header.get("embedder") == embedder.name and header.get("dim") == embedder.dim
         if not same_model and header.get("embeddings"):
-            await conn.execute("UPDATE pg_temp.memvault_import SET j = j - 'embedding' WHERE j ? 'embedding'")
+            await conn.execute(Q.import_drop_vectors)
             notes.append(f"vectors of {header.get('embedder')!r} dropped: re-embedded with {embedder.name!r}")
         reembedded = await _embed_missing(conn, embedder)
-        cur = await conn.execute("SELECT id FROM memvault.create_vault_v1(%s)", (name,))
+        cur = await conn.execute(Q.create_vault_id, (name,))
         vault_id = (await cur.fetchone())["id"]
-        cur = await conn.execute("SELECT memvault.import_staged_v1(%s) AS counts", (vault_id,))
+        cur = await conn.execute(Q.import_staged, (vault_id,))
         result = (await cur.fetchone())["counts"]
-        await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)", (vault_id, json.dumps([{
+        await conn.execute(Q.audit, (vault_id, json.dumps([{
             "action": "vault.import", "actor": "api", "detail": {"counts": result, "reembedded": reembedded,
                                                                  "source_vault": header.get("vault")}}])))
     return ImportReport(vault=name, source_vault=header.get("vault"), counts=result, reembedded=reembedded,
@@ -107,7 +108,7 @@ async def _stage(conn, source: Source) -> tuple[dict, dict | None, dict[str, int
     header: dict | None = None
     end: dict | None = None
     counts: dict[str, int] = {}
-    async with conn.cursor().copy("COPY pg_temp.memvault_import (kind, ord, j) FROM STDIN") as copy:
+    async with conn.cursor().copy(Q.import_copy) as copy:
         async for n, text in _lines(source):
             if header is None:
                 if not is_memvault_export(text):
@@ -137,14 +138,12 @@ async def _stage(conn, source: Source) -> tuple[dict, dict | None, dict[str, int
 async def _embed_missing(conn, embedder) -> int:
     """Vectors for the blocks and entities that came without one: the text the write track embeds."""
     cur = await conn.execute(
-        "SELECT ord, CASE WHEN kind = 'entity' THEN j->>'name' "
-        "ELSE concat_ws(E'\\n', nullif(j->'metadata'->>'context', ''), j->>'normalized') END AS text "
-        "FROM pg_temp.memvault_import WHERE kind IN ('block', 'entity') AND NOT j ? 'embedding' ORDER BY ord")
+        Q.import_texts_due)
     rows = await cur.fetchall()
     for i in range(0, len(rows), EMBED_BATCH):
         batch = rows[i:i + EMBED_BATCH]
-        vectors = await asyncio.to_thread(embedder.embed_documents, [r["text"] for r in batch])
+        texts = [r["name"] if r["kind"] == "entity" else embedding_text(r["context"], r["normalized"]) for r in batch]
+        vectors = await asyncio.to_thread(embedder.embed_documents, texts)
         await conn.execute(
-            "UPDATE pg_temp.memvault_import m SET embedding = v.e FROM unnest(%s::bigint[], %s::vector[]) AS v(o, e) "
-            "WHERE m.ord = v.o", ([r["ord"] for r in batch], list(vectors)))
+            Q.import_set_vectors, ([r["ord"] for r in batch], list(vectors)))
     return len(rows)

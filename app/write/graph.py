@@ -15,6 +15,7 @@ from uuid import UUID
 import numpy as np
 
 from app.db.connector import as_array
+from app.db.queries import Q
 from app.models.tasks.base import get_task
 from app.services import Services
 from app.write.entities import EntityResolver, Known, canonical_key, is_pronoun
@@ -38,8 +39,7 @@ class GraphBuild:
     async def run(self, vault_id: UUID, block_ids: list[int]) -> GraphBuildResult:
         db = self.services.db
         blocks = await db.fetchall(
-            "SELECT id, content, source_kind, valid_at FROM memvault.block "
-            "WHERE vault_id = %s AND id = ANY(%s) AND retracted_at IS NULL AND kind <> 'summary' ORDER BY id",
+            Q.graph_blocks,
             (vault_id, block_ids), vault_id=vault_id)
         task = get_task("extract_triples")
         extracted, skipped = [], 0
@@ -61,11 +61,10 @@ class GraphBuild:
         async with db.transaction(vault_id) as conn:
             # One build at a time per vault, and a build runs safely twice (a job retried after its worker died
             # past the commit): the triples a block already has are not added again.
-            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('memvault.graph_build'), hashtext(%s))",
+            await conn.execute(Q.graph_build_lock,
                                (str(vault_id),))
             cur = await conn.execute(
-                "SELECT subject_id, predicate, object_id, evidence_block_id FROM memvault.triple "
-                "WHERE vault_id = %s AND evidence_block_id = ANY(%s)", (vault_id, [b["id"] for b, _ in extracted]))
+                Q.evidence_triples, (vault_id, [b["id"] for b, _ in extracted]))
             have = {(r["subject_id"], r["predicate"], r["object_id"], r["evidence_block_id"])
                     for r in await cur.fetchall()}
             resolver = await self._resolver(conn, vault_id)
@@ -77,22 +76,22 @@ class GraphBuild:
                      "single_valued": t.predicate in SINGLE_VALUED}
                     for b, t in extracted if ids[t.subject] != ids[t.object]
                     and (ids[t.subject], t.predicate, ids[t.object], b["id"]) not in have]
-            cur = await conn.execute("SELECT * FROM memvault.insert_triples_v1(%s, %s::jsonb)",
+            cur = await conn.execute(Q.insert_triples,
                                      (vault_id, json.dumps(rows)))
             triple_ids = [r["triple_id"] for r in await cur.fetchall()]
             edges = [{"s": r["subject_id"], "o": r["object_id"], "p": r["predicate"], "t": tid, "b": r["block_id"]}
                      for r, tid in zip(rows, triple_ids, strict=True)]
-            await conn.execute("SELECT memvault.graph_add_v1(%s, %s::jsonb, %s::jsonb)",
+            await conn.execute(Q.graph_add,
                                (vault_id, json.dumps(created), json.dumps(edges)))
         return GraphBuildResult(len(blocks), len(triple_ids), len(created), skipped)
 
     async def _resolver(self, conn, vault_id: UUID) -> EntityResolver:
-        cur = await conn.execute("SELECT id, name, canonical_key, embedding FROM memvault.entity WHERE vault_id = %s",
+        cur = await conn.execute(Q.vault_entities,
                                  (vault_id,))
         known = [Known(r["id"], r["name"], r["canonical_key"],
                        as_array(r["embedding"]))
                  for r in await cur.fetchall()]
-        cur = await conn.execute("SELECT alias_key, entity_id FROM memvault.entity_alias WHERE vault_id = %s",
+        cur = await conn.execute(Q.vault_aliases,
                                  (vault_id,))
         aliases = {r["alias_key"]: r["entity_id"] for r in await cur.fetchall()}
         return EntityResolver(known, aliases)
@@ -106,14 +105,14 @@ class GraphBuild:
             entity_id, rule = resolver.resolve(name, vec_of[name])
             if entity_id is None:
                 cur = await conn.execute(
-                    "SELECT * FROM memvault.upsert_entities_v1(%s, %s::jsonb, %b)",
+                    Q.upsert_entities,
                     (vault_id, json.dumps([{"name": name, "key": canonical_key(name)}]), [vec_of[name]]))
                 row = await cur.fetchone()
                 entity_id = row["entity_id"]
                 if row["created"]:
                     created.append({"id": entity_id, "name": name})
             else:
-                await conn.execute("SELECT memvault.add_alias_v1(%s, %s, %s, %s, %s)",
+                await conn.execute(Q.add_alias,
                                    (vault_id, canonical_key(name), name, entity_id, rule))
             resolver.learn(entity_id, name, vec_of[name])
             ids[name] = entity_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from app.db.queries import Q
 from app.errors import NotFound
 from app.services import Services
 from app.vaults import Vault
@@ -13,29 +14,26 @@ from app.vaults import Vault
 async def get_memory(services: Services, vault: Vault, block_id: int) -> dict:
     db = services.db
     row = await db.fetchone(
-        "SELECT b.*, coalesce(u.access_count, 0) AS access_count, u.last_accessed_at FROM memvault.block b "
-        "LEFT JOIN memvault.block_usage u ON u.vault_id = b.vault_id AND u.block_id = b.id "
-        "WHERE b.vault_id = %s AND b.id = %s", (vault.id, block_id), vault_id=vault.id)
+        Q.block_with_usage, (vault.id, block_id), vault_id=vault.id)
     if row is None:
         raise NotFound(f"no memory {block_id} in vault {vault.name!r}")
-    row["history"] = await db.fetchall("SELECT * FROM memvault.block_versions_v1(%s, %s) WHERE version < %s",
+    row["history"] = await db.fetchall(Q.block_versions,
                                        (vault.id, block_id, row["version"]), vault_id=vault.id)
     row["sources"] = await db.fetchall(
-        "SELECT turn_id, session_id, source_kind, said_at, decision FROM memvault.block_source "
-        "WHERE vault_id = %s AND block_id = %s ORDER BY said_at, recorded_at", (vault.id, block_id),
+        Q.block_sources, (vault.id, block_id),
         vault_id=vault.id)
     return row
 
 
 async def retract_memory(services: Services, vault: Vault, block_id: int) -> None:
     async with services.db.transaction(vault.id) as conn:
-        cur = await conn.execute("SELECT memvault.retract_block_v1(%s, %s) AS id", (vault.id, block_id))
+        cur = await conn.execute(Q.retract_block, (vault.id, block_id))
         row = await cur.fetchone()
         if row is None or row["id"] is None:
             raise NotFound(f"no current memory {block_id} in vault {vault.name!r}",
                            hint="it does not exist or was already deleted")
         entry = {"action": "write.retract", "block_id": block_id}  # actor: the transaction's (memvault.actor)
-        await conn.execute("SELECT memvault.audit_v1(%s, %s::jsonb)", (vault.id, json.dumps([entry])))
+        await conn.execute(Q.audit, (vault.id, json.dumps([entry])))
 
 
 async def feedback_memory(services: Services, vault: Vault, block_id: int, signal: int, *, actor: str | None = None,
@@ -44,14 +42,14 @@ async def feedback_memory(services: Services, vault: Vault, block_id: int, signa
     request's key by default)."""
     from app.db.connector import current_actor
 
-    return await services.db.fetchone("SELECT * FROM memvault.block_feedback_v1(%s, %s, %s, %s, %s)",
+    return await services.db.fetchone(Q.block_feedback,
                                       (vault.id, block_id, signal, actor or current_actor.get() or "api", note),
                                       vault_id=vault.id)
 
 
 async def purge_memory(services: Services, vault: Vault, block_id: int) -> dict:
     """Erase a memory, retracted or not, with the turns it was said in and everything derived from them."""
-    row = await services.db.fetchone("SELECT memvault.purge_block_v1(%s, %s) AS purged", (vault.id, block_id))
+    row = await services.db.fetchone(Q.purge_block, (vault.id, block_id))
     if row is None or row["purged"] is None:
         raise NotFound(f"no memory {block_id} in vault {vault.name!r}", hint="it does not exist or was purged")
     return row["purged"]
