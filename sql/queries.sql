@@ -477,3 +477,23 @@ FROM pg_temp.memvault_import WHERE kind IN ('block', 'entity') AND NOT j ? 'embe
 -- import_set_vectors --
 -- app/portability/importer.py
 UPDATE pg_temp.memvault_import m SET embedding = v.e FROM unnest(%s::bigint[], %s::vector[]) AS v(o, e) WHERE m.ord = v.o;
+
+-- entity_two_hops --
+-- app/interfaces/inspector.py
+SELECT * FROM memvault.entity_neighbourhood_v1(%s, 2);
+
+-- block_entities --
+-- app/interfaces/inspector.py
+SELECT * FROM memvault.block_entities_v1(%s);
+
+-- entity_one_hop --
+-- app/interfaces/inspector.py
+SELECT * FROM memvault.entity_neighbourhood_v1(%s, 1);
+
+-- discovery_list --
+-- app/interfaces/inspector_review.py
+SELECT d FROM memvault.discovery_list_v1() d;
+
+-- discovery_dismiss --
+-- app/interfaces/inspector_review.py
+SELECT memvault.discovery_dismiss_v1(%s) AS d;

@@ -173,7 +173,7 @@ class InspectorController(Controller):
         try:
             v = await get_vault(services.db, vault)
             e = await find_entity(services, v, entity)
-            rows = await services.db.fetchall("SELECT * FROM memvault.entity_neighbourhood_v1(%s, 2)",
+            rows = await services.db.fetchall(Q.entity_two_hops,
                                               (e["id"],), vault_id=v.id)
         except MemvaultError as exc:
             return _error(exc)
@@ -195,12 +195,12 @@ async def _memory_graph(services: Services, vault: Vault, block_id: int) -> str:
     from app.interfaces.graph_svg import graph_svg
 
     focus = {r["entity_id"] for r in await services.db.fetchall(
-        "SELECT * FROM memvault.block_entities_v1(%s)", (block_id,), vault_id=vault.id)}
+        Q.block_entities, (block_id,), vault_id=vault.id)}
     if not focus:
         return "<h2>Entity graph</h2><p>No entities from this memory yet (the worker builds the graph).</p>"
     relations: dict[int, dict] = {}
     for entity_id in sorted(focus):
-        for r in await services.db.fetchall("SELECT * FROM memvault.entity_neighbourhood_v1(%s, 1)", (entity_id,),
+        for r in await services.db.fetchall(Q.entity_one_hop, (entity_id,),
                                             vault_id=vault.id):
             relations.setdefault(r["triple_id"], r)
     picture = graph_svg(relations.values(), focus, lambda n: f"/inspect/{vault.name}/entities/{n}")

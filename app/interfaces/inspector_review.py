@@ -11,6 +11,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.response import Redirect
 
 from app.background import review
+from app.db.queries import Q
 from app.errors import Forbidden, MemvaultError, Unauthorized
 from app.interfaces.inspector import _e, _error, _page, _table, _td
 from app.interfaces.inspector_auth import principal_of, refused, same_origin
@@ -32,7 +33,7 @@ class InspectorReviewController(Controller):
                           if q["status"] in ("PENDING", "CLAIMED")]
             decided = [q for q in await review.list_items(services.db, v.id, limit=20)
                        if q["status"] in ("APPROVED", "REJECTED")]
-            inbox = [r["d"] for r in await services.db.fetchall("SELECT d FROM memvault.discovery_list_v1() d",
+            inbox = [r["d"] for r in await services.db.fetchall(Q.discovery_list,
                                                                 vault_id=v.id)]
         except MemvaultError as exc:
             return _error(exc)
@@ -68,7 +69,7 @@ class InspectorReviewController(Controller):
     async def dismiss(self, vault: str, item_id: int, services: Services) -> Response:
         try:
             v = await get_vault(services.db, vault)
-            await services.db.fetchone("SELECT memvault.discovery_dismiss_v1(%s) AS d", (item_id,), vault_id=v.id)
+            await services.db.fetchone(Q.discovery_dismiss, (item_id,), vault_id=v.id)
         except MemvaultError as exc:
             return _error(exc)
         return Redirect(f"/inspect/{v.name}/review?done=finding {item_id} dismissed", status_code=303)
