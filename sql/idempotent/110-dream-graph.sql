@@ -1,7 +1,6 @@
 -- The graph side of the dream (seed 004; app/background/communities.py): entity types from the canonical
 -- predicates, multi-signal edge weights, Leiden communities (computed in Python, stored here), their summaries, and
 -- what GLOBAL cascade recall reads of them. Re-applied by every migration: bodies are checked when called.
-SET check_function_bodies = off;
 
 -- Each entity of the current vault typed by the roles it plays in valid triples (a predicate's domain for its
 -- subject, its range for its object; the most frequent specific type, 'thing' when none).
@@ -237,4 +236,3 @@ CREATE OR REPLACE FUNCTION memvault.communities_v1(p_resolution double precision
     LIMIT p_limit
 $$;
 
-RESET check_function_bodies;

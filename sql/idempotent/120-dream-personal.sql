@@ -2,7 +2,6 @@
 -- skills with half-life decline, the daily snapshot and the 7 / 30 / 90-day interest windows, knowledge gaps
 -- (structural and repeated failures), surprise discovery's SQL side, tiering with the one-way TierDigest, and the
 -- closed-loop prune. Re-applied by every migration: bodies are checked when called.
-SET check_function_bodies = off;
 
 -- A statement's key: case and spacing do not make another statement.
 CREATE OR REPLACE FUNCTION memvault.statement_key_v1(p_text text) RETURNS text
@@ -427,8 +426,6 @@ BEGIN
 END
 $$;
 
-RESET check_function_bodies;
-SET check_function_bodies = off;
 
 -- What the consolidate stage reads for the personal layer: preferences stated since p_since (category
 -- 'Preference', valid), and uses of a skill by the speaker (triples uses / plays / studies whose subject is the
@@ -477,4 +474,3 @@ CREATE OR REPLACE FUNCTION memvault.daily_snapshots_v1(p_limit integer DEFAULT 7
     ORDER BY s.day DESC LIMIT p_limit
 $$;
 
-RESET check_function_bodies;

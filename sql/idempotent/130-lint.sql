@@ -2,7 +2,6 @@
 -- structure rules and grounding against the canonical predicates. Level 3 (the lint_judge task) adds its findings
 -- through lint_add_v1; level 4, the three-stage confirmation, is lint_mark_v1 (mark: queued for review) ->
 -- lint_commit_v1 (check that the finding still holds, then commit its fix). Re-applied by every migration.
-SET check_function_bodies = off;
 
 -- Levels 1 and 2 over the current vault's valid triples; each finding once ever (rule, key). Rules:
 --   self_loop          a triple whose subject is its object                          fix: invalidate_triple
@@ -205,4 +204,3 @@ CREATE OR REPLACE FUNCTION memvault.lint_snapshot_v1(p_since timestamptz, p_kind
     ORDER BY b.recorded_at DESC, b.id DESC LIMIT p_limit
 $$;
 
-RESET check_function_bodies;
