@@ -278,7 +278,7 @@ def _keys_required(app: Starlette, services: Services) -> ASGIApp:
     async def asgi(scope, receive, send) -> None:
         if scope["type"] == "http":
             try:
-                await authenticate(services.db, presented_key(SimpleNamespace(headers=Headers(scope=scope))))
+                await authenticate(services.db, presented_key(SimpleNamespace(headers=Headers(scope=scope), scope=scope)))
             except MemvaultError as exc:
                 body = {"error": type(exc).__name__, "detail": exc.message, "hint": exc.hint}
                 await JSONResponse(body, status_code=exc.status, headers=exc.headers)(scope, receive, send)
