@@ -64,6 +64,11 @@ def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str],
             for t in s.turns:
                 if len(t.content) >= 20:
                     sentences[t.content] = None
+    if not sentences:
+        from app.errors import InvalidInput
+
+        raise InvalidInput(f"no conversation text to build a corpus from: neither {lme} nor {loc} exists or has turns",
+                           hint="run from a checkout with ../shared/eval (the dev files) beside it")
     return list(sentences), list(questions)
 
 

@@ -1,0 +1,18 @@
+"""bench latency's corpus: without the dev files it says so instead of looping forever."""
+
+from pathlib import Path
+
+import pytest
+
+from app.bench.latency import corpus, texts
+from app.errors import InvalidInput
+
+
+def test_corpus_without_dev_files_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="no conversation text"):
+        corpus(tmp_path / "missing.json.gz", tmp_path / "missing.json")
+
+
+def test_texts_makes_n_from_a_few_sentences() -> None:
+    made = list(texts(["a one", "b two", "c three"], 7))
+    assert len(made) == 7 and made[:3] == ["a one", "b two", "c three"] and made[3] == "a one b two"
