@@ -46,3 +46,14 @@ class FullRecall:
                 seen.add(card.id)
                 hits.append(Hit(card.id, card.text))
         return hits
+
+
+def grid_recalls(services: Services, grid: dict[str, ReadConfig]) -> dict[str, FullRecall]:
+    """One full-pipeline retriever per candidate setting of a ``--tune`` grid, with write-back off so no setting's
+    recalls move another's ranking."""
+    return {name: FullRecall(services, config=cfg, writeback=False) for name, cfg in grid.items()}
+
+
+def with_settings(results: dict[str, dict], grid: dict[str, ReadConfig]) -> dict:
+    """The grid's first setting's result, with every setting's per-question details under ``by_setting``."""
+    return {**results[next(iter(grid))], "by_setting": {name: r["details"] for name, r in results.items()}}

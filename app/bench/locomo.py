@@ -139,14 +139,12 @@ async def run_locomo(services: Services, conversations: list[LocomoConversation]
     """One pipeline's result; with ``grid`` (candidate ReadConfigs of the full pipeline), the first setting's
     result with every setting's details under ``by_setting``."""
     if grid:
-        from app.bench.full import FullRecall
+        from app.bench.full import grid_recalls, with_settings
 
-        retrievers = {name: FullRecall(services, config=cfg, writeback=False) for name, cfg in grid.items()}
-        results = await run_locomo_pipelines(services, conversations, retrievers=retrievers,
+        results = await run_locomo_pipelines(services, conversations, retrievers=grid_recalls(services, grid),
                                              close_sessions=close_sessions, show_progress=show_progress,
                                              depth=depth, keep=True)
-        first = results[next(iter(grid))]
-        return {**first, "by_setting": {name: r["details"] for name, r in results.items()}}
+        return with_settings(results, grid)
     results = await run_locomo_pipelines(services, conversations, pipelines=(pipeline,),
                                          close_sessions=close_sessions, show_progress=show_progress, depth=depth,
                                          keep=keep)
