@@ -73,7 +73,8 @@ def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str],
 
 
 def texts(sentences: list[str], n: int) -> Iterator[str]:
-    """n texts: every sentence once, then neighbouring pairs (i, i + k) for growing k."""
+    """n texts: every sentence once, then neighbouring pairs (i, i + k) for growing k; fewer when the pairs run
+    out (a corpus of m sentences has m * (m + 1) / 2 texts)."""
     made = 0
     for s in sentences:
         if made >= n:
@@ -81,7 +82,7 @@ def texts(sentences: list[str], n: int) -> Iterator[str]:
         yield s
         made += 1
     k = 1
-    while made < n:
+    while made < n and k < len(sentences):
         for i in range(len(sentences) - k):
             if made >= n:
                 return

@@ -14,5 +14,11 @@ def test_corpus_without_dev_files_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_texts_makes_n_from_a_few_sentences() -> None:
-    made = list(texts(["a one", "b two", "c three"], 7))
-    assert len(made) == 7 and made[:3] == ["a one", "b two", "c three"] and made[3] == "a one b two"
+    made = list(texts(["a one", "b two", "c three"], 5))
+    assert made == ["a one", "b two", "c three", "a one b two", "b two c three"]
+
+
+def test_texts_stops_when_the_pairs_run_out() -> None:
+    assert list(texts(["a one", "b two", "c three"], 100)) == [
+        "a one", "b two", "c three", "a one b two", "b two c three", "a one c three"]
+    assert list(texts([], 10)) == []
