@@ -99,6 +99,9 @@ _MORSE = re.compile(r"(?<![\w.-])(?:[.\-]{1,7}(?:\s+/\s+|\s+)){5,}[.\-]{1,7}(?![
 _SPACED = re.compile(r"(?<!\S)(?:[^\W\d_](?:[ ]|\s{2,})){9,}[^\W\d_](?!\S)")
 PADDING_REPEATS = 30
 _LETTER_RUN = re.compile(r"(?:(?<!\S)[^\W\d_][ ]{1,3}){9}")
+# Two one-letter words in a row (" s  a "): every run of nine has them; a plain space first, so the regex engine
+# jumps from space to space instead of trying each letter of an ordinary text.
+_LETTER_PAIR = re.compile(r" [^\W\d_] {1,3}[^\W\d_] ")
 _PADDING = re.compile(r"(\S{1,8}(?:\s+\S{1,8}){0,3}?)(?:\s*\1){%d,}" % (PADDING_REPEATS - 1))
 _SEPARATORS = frozenset("-=_*#~.·•|:+ ")
 
@@ -227,12 +230,13 @@ def detect(text: str, rescan: Rescan, depth: int) -> list[EncodedHit]:
     """Encoded-payload hits in ``text`` (offsets into ``text``). ``rescan(decoded, depth - 1)`` says whether decoded
     text is unsafe under the full ruleset; recursion stops at ``depth == 0``."""
     hits: list[EncodedHit] = []
-    blobs = _candidates(text)
+    tokens = text.split()
+    longest = max(map(len, tokens), default=0)
+    blobs = _candidates(text, longest)
     if not blobs:
-        return _padding(text)
+        return _padding(text, tokens, longest)
     skip = [(m.start(), m.end()) for m in _DATA_URI.finditer(text)] + [(m.start(), m.end()) for m in _PEM.finditer(text)]
-    decode_request = _DECODE_REQUEST.search(text) is not None
-    act_on_blob = _ACT_ON_BLOB.search(text) is not None
+    context = _Context(text)
     for kind, start, end, decoded in blobs[:MAX_BLOBS]:
         if any(a <= start < b for a, b in skip):
             continue
@@ -244,10 +248,10 @@ def detect(text: str, rescan: Rescan, depth: int) -> list[EncodedHit]:
             if decoded is not None and depth > 0 and rescan(decoded, depth - 1):
                 hits.append(EncodedHit(f"enc.{kind}.unsafe_payload", "high", start, end, decoded))
             continue
-        if decoded is not None and readable(decoded, 2 if decode_request else 3):
+        if decoded is not None and readable(decoded, 2 if context.decode_request else 3):
             if depth > 0 and rescan(decoded, depth - 1):
                 hits.append(EncodedHit(f"enc.{kind}.unsafe_payload", "high", start, end, decoded))
-            elif decode_request or act_on_blob:
+            elif context.decode_request or context.act_on_blob:
                 hits.append(EncodedHit(f"enc.{kind}.smuggled_text", "high", start, end, decoded))
             elif readable(decoded, 6):
                 hits.append(EncodedHit(f"enc.{kind}.hidden_text", "medium", start, end, decoded))
@@ -256,11 +260,32 @@ def detect(text: str, rescan: Rescan, depth: int) -> list[EncodedHit]:
             # past it, layers of encoding with a request to decode them are smuggling whatever they hold.
             if rescan(decoded, depth - 1):
                 hits.append(EncodedHit(f"enc.{kind}.unsafe_payload", "high", start, end, decoded))
-            elif decode_request or act_on_blob:
+            elif context.decode_request or context.act_on_blob:
                 hits.append(EncodedHit(f"enc.{kind}.smuggled_text", "high", start, end, decoded))
-        elif act_on_blob and kind in ("base64", "base32", "hex", "binary") and _opaque(text[start:end]):
+        elif kind in ("base64", "base32", "hex", "binary") and context.act_on_blob and _opaque(text[start:end]):
             hits.append(EncodedHit("enc.opaque_instruction", "high", start, end, decoded or ""))
-    return hits + _padding(text)
+    return hits + _padding(text, tokens, longest)
+
+
+class _Context:
+    """Whether the text asks to decode or to act on a blob: two long regexes, run only when a blob needs them."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._decode: bool | None = None
+        self._act: bool | None = None
+
+    @property
+    def decode_request(self) -> bool:
+        if self._decode is None:
+            self._decode = _DECODE_REQUEST.search(self._text) is not None
+        return self._decode
+
+    @property
+    def act_on_blob(self) -> bool:
+        if self._act is None:
+            self._act = _ACT_ON_BLOB.search(self._text) is not None
+        return self._act
 
 
 def _opaque(blob: str) -> bool:
@@ -274,7 +299,7 @@ def _opaque(blob: str) -> bool:
     return alphabet_ratio(core, B64_ALPHABET) >= 0.98 and shannon_entropy(core) >= 4.0
 
 
-def _candidates(text: str) -> list[tuple[str, int, int, str | None]]:
+def _candidates(text: str, longest: int | None = None) -> list[tuple[str, int, int, str | None]]:
     """(kind, start, end, decoded-or-None) for every encoded-looking block, cheapest tests first."""
     out: list[tuple[str, int, int, str | None]] = []
     taken: list[tuple[int, int]] = []
@@ -285,8 +310,8 @@ def _candidates(text: str) -> list[tuple[str, int, int, str | None]]:
         taken.append((start, end))
         out.append((kind, start, end, decoded))
 
-    tokens = text.split()
-    longest = max(map(len, tokens), default=0)
+    if longest is None:
+        longest = max(map(len, text.split()), default=0)
     if "\\u" in text or "\\U" in text:
         for m in _UNI_ESC.finditer(text):
             add("unicode_escape", m.start(), m.end(), _decode_unicode(m.group()))
@@ -323,7 +348,7 @@ def _candidates(text: str) -> list[tuple[str, int, int, str | None]]:
             add("morse", m.start(), m.end(), _decode_morse(m.group()))
     _rot_and_caesar(text, add)
     _respelled(text, add)
-    if _LETTER_RUN.search(text):
+    if _LETTER_PAIR.search(text) and _LETTER_RUN.search(text):
         for m in _SPACED.finditer(text):
             collapsed = re.sub(r"\s+", "", m.group())
             if len(set(collapsed.lower())) >= 5 and any(stem in collapsed.lower() for stem in _DANGER_STEMS):
@@ -335,7 +360,13 @@ def _candidates(text: str) -> list[tuple[str, int, int, str | None]]:
 _RESPELLED = ("leetspeak", "homoglyph")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "|": "l",
                        "!": "i", "8": "b", "9": "g"})
-_LEET_HINT = re.compile(r"[A-Za-z][0134578@$|!9][A-Za-z]|(?<![\w@$|!])[0134578@$|][A-Za-z]{2}|[A-Za-z]{2}[0134578@$|](?![\w@$|])")
+# A look-alike digit or symbol inside a word ("1gn0r3"), at its start or at its end. Written to begin with that
+# character (the lookbehinds after it), so the regex engine skips ahead to the rare digits and symbols instead of
+# trying every letter of an ordinary text.
+_LEET_HINT = re.compile(
+    r"[0134578@$|!9](?:(?<=[A-Za-z].)(?=[A-Za-z])|(?<=[0134578@$|])(?<![\w@$|!].)(?=[A-Za-z]{2})|"
+    r"(?<=[0134578@$|])(?<=[A-Za-z]{2}.)(?![\w@$|]))"
+)
 _LEET_WORD = re.compile(r"(?<![\w@$|])(?=[\w@$|!]*[A-Za-z])(?=[\w@$|!]*[0134578@$|9])[A-Za-z0-9@$|!]{3,}(?![\w@$|])")
 MIN_LEET_WORDS = 2
 # Cyrillic and Greek letters that look like Latin ones (the usual spoofing set), for text written in Latin script.
@@ -409,12 +440,12 @@ _CAESAR_SHIFT = re.compile(
 )
 
 
-def _padding(text: str) -> list[EncodedHit]:
-    """A short token repeated dozens of times: filler that pushes the real prompt out of the model's attention."""
+def _padding(text: str, tokens: list[str], longest: int) -> list[EncodedHit]:
+    """A short token repeated dozens of times: filler that pushes the real prompt out of the model's attention.
+    ``tokens``: ``text.split()``; ``longest``: the length of the longest token."""
     if len(text) < 60:
         return []
-    tokens = text.split()
-    suspicious = max(map(len, tokens), default=0) >= 60
+    suspicious = longest >= 60
     if not suspicious and len(tokens) >= PADDING_REPEATS:
         # neighbours equal at a period of 1..4 tokens ('k k k', ') ] } ) ] }'), counted in C
         suspicious = any(sum(map(operator.eq, tokens, tokens[k:])) >= PADDING_REPEATS - 1 for k in (1, 2, 3, 4))
