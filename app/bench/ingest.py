@@ -31,6 +31,9 @@ from app.bench.data import Session
 from app.services import Services
 
 STAGES = ("normalize", "gates", "gates.noise", "embed", "dedup", "persist", "commit")
+# A session close's own steps besides the write track's: the atomic units and the summary (the LLM's tasks), and
+# the thread map (its topics against earlier sessions').
+CLOSE_STAGES = ("extract", "thread_map")
 # NoiseFilter timed within the gates; the rest of the gates is InjectionGuard + PoisoningDetector (one ruleset
 # verdict shared by both).
 GATE_STAGES = {"noise": "gates.noise"}
@@ -303,8 +306,8 @@ def _result(services: Services, path: str, clock: Any, close_clock: Any, decisio
         "stage_ms_per_turn": {st: round(clock.seconds[st] * 1000 / turns, 3) for st in STAGES
                               if st in clock.seconds and turns},
         "unstaged_ms_per_turn": round((append_s - staged) * 1000 / turns, 3) if turns else 0.0,
-        "close_stage_ms_per_session": {st: round(close_clock.seconds[st] * 1000 / len(sessions), 2) for st in STAGES
-                                       if st in close_clock.seconds} if close_s is not None and sessions else None,
+        "close_stage_ms_per_session": {st: round(close_clock.seconds[st] * 1000 / len(sessions), 2)
+                                       for st in STAGES + CLOSE_STAGES if st in close_clock.seconds} if close_s is not None and sessions else None,
         "requeries": requeries,
         "decisions": dict(decisions),
         "embedder": services.embedder.name,

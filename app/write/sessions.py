@@ -123,6 +123,8 @@ class SessionTrack:
         segment = session["segments"] + 1
         title = session_id if segment == 1 else f"{session_id} (part {segment})"
         llm = self.services.llm
+        clock = self.write.clock
+        t_extract = time.perf_counter()
         extract = get_task("extract_atomic_units")
         units = (await llm.run(extract, extract.input_model(
             turns=[{"role": t["role"], "content": t["content"]} for t in turns]))).units if turns else []
@@ -130,6 +132,7 @@ class SessionTrack:
         summary = (await llm.run(summarize, summarize.input_model(
             mode="session", texts=[f"{t['role']}: {t['content']}" for t in turns], title=title))).summary \
             if turns else ""
+        clock.add("extract", time.perf_counter() - t_extract)
         closed_at = turns[-1]["said_at"] if turns else session["last_turn_at"]
         items = [WriteItem(content=u.text, said_at=turns[u.turns[-1]]["said_at"] if u.turns else closed_at,
                            source_kind=_unit_source(turns, u.turns), kind="unit", category=u.category,
@@ -144,7 +147,8 @@ class SessionTrack:
                                       category="Topic", confidence=0.6, session_id=session_id,
                                       metadata={"summary_of": session_id, "segment": segment}))
         topics = sorted({u.text for u in units if u.category == "Topic"})
-        thread_map = await self._thread_map(vault, session_id, topics)
+        with clock("thread_map"):
+            thread_map = await self._thread_map(vault, session_id, topics)
         through = turns[-1]["seq"] if turns else session["turn_count"]
         prepared = await self.write.prepare(vault, items)
         async with db.transaction(vault.id) as conn:
