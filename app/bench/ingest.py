@@ -52,6 +52,9 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--path", choices=("api", "bulk", "both"), default="both",
                    help="api: one append_turns call per session; bulk: the import path; both (default)")
     p.add_argument("--batch", type=int, default=256, help="bulk path: turns (or memories) per batch (default 256)")
+    p.add_argument("--in-flight", dest="in_flight", type=int, default=1,
+                   help="api path: sessions written at once by the one process (an agent fleet's concurrent "
+                        "append_turns calls; default 1, one call after another)")
     p.add_argument("--memories", type=int, default=0,
                    help="instead of turns: N short memories through the bulk path (the sentences bench latency "
                         "fills a vault with), with the rate of each tenth of the run as the vault grows")
@@ -78,7 +81,8 @@ def handler(args: argparse.Namespace) -> int:
     async def core(services: Services) -> dict:
         out: dict[str, Any] = {}
         if args.path in ("api", "both"):
-            out["api"] = await run_ingest(services, sessions, close_sessions=args.close_sessions)
+            out["api"] = await run_ingest(services, sessions, close_sessions=args.close_sessions,
+                                          in_flight=args.in_flight)
         if args.path in ("bulk", "both"):
             out["bulk"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=False)
             if args.close_sessions:
@@ -144,16 +148,23 @@ def _timed(clock: Any, stage: str, fn):
 
 
 async def run_ingest(services: Services, sessions: list[Session], *, close_sessions: bool = True,
-                     show_progress: bool = True) -> dict[str, Any]:
-    """The API path: one append_turns call per session, then its close."""
+                     show_progress: bool = True, in_flight: int = 1) -> dict[str, Any]:
+    """The API path: one append_turns call per session, then its close. ``in_flight`` > 1: that many sessions
+    are written at once (every append first, then every close, each phase timed on the wall clock)."""
+    if in_flight > 1:
+        return await _run_ingest_concurrent(services, sessions, close_sessions=close_sessions,
+                                            show_progress=show_progress, in_flight=in_flight)
     from app.bench.runtime import progress, scratch_vault
     from app.write.sessions import SessionTrack, TurnIn
     from app.write.timing import StageClock
+
+    from app.bench.cpu import CpuMeter
 
     clock, close_clock = StageClock(), StageClock()
     track = SessionTrack(services, clock=clock)
     closer = SessionTrack(services, clock=close_clock)
     instrument(track, clock)
+    cpu = CpuMeter(services.db)
     decisions: Counter[str] = Counter()
     turns = sum(len(s.turns) for s in sessions)
     append_s = close_s = 0.0
@@ -161,14 +172,17 @@ async def run_ingest(services: Services, sessions: list[Session], *, close_sessi
     try:
         async with scratch_vault(services, "bench-ingest") as vault:
             for s in sessions:
-                t0 = time.perf_counter()
-                res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns])
-                append_s += time.perf_counter() - t0
+                async with cpu("append"):
+                    t0 = time.perf_counter()
+                    res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date)
+                                                                 for t in s.turns])
+                    append_s += time.perf_counter() - t0
                 decisions.update(r.decision for r in res.chunks)
                 if close_sessions:
-                    t1 = time.perf_counter()
-                    closed = await closer.close(vault, s.id)
-                    close_s += time.perf_counter() - t1
+                    async with cpu("close"):
+                        t1 = time.perf_counter()
+                        closed = await closer.close(vault, s.id)
+                        close_s += time.perf_counter() - t1
                     decisions.update(f"close:{r.decision}" for r in closed.units)
                 if bar is not None:
                     bar.update(len(s.turns))
@@ -177,13 +191,67 @@ async def run_ingest(services: Services, sessions: list[Session], *, close_sessi
             bar.close()
     total_s = append_s + close_s
     return _result(services, "api", clock, close_clock, decisions, sessions, turns, wall_s=total_s,
-                   append_s=append_s, close_s=close_s if close_sessions else None, requeries=track.write.requeries)
+                   append_s=append_s, close_s=close_s if close_sessions else None, requeries=track.write.requeries,
+                   cpu=cpu)
+
+
+async def _run_ingest_concurrent(services: Services, sessions: list[Session], *, close_sessions: bool,
+                                 show_progress: bool, in_flight: int) -> dict[str, Any]:
+    import asyncio
+
+    from app.bench.cpu import CpuMeter
+    from app.bench.runtime import progress, scratch_vault
+    from app.write.sessions import SessionTrack, TurnIn
+    from app.write.timing import StageClock
+
+    clock, close_clock = StageClock(), StageClock()
+    track = SessionTrack(services, clock=clock)
+    closer = SessionTrack(services, clock=close_clock)
+    instrument(track, clock)
+    cpu = CpuMeter(services.db)
+    decisions: Counter[str] = Counter()
+    turns = sum(len(s.turns) for s in sessions)
+    gate = asyncio.Semaphore(in_flight)
+    bar = progress(turns, f"ingest api x{in_flight}", unit="turn") if show_progress else None
+
+    async def append(vault: Any, s: Session) -> None:
+        async with gate:
+            res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns])
+        decisions.update(r.decision for r in res.chunks)
+        if bar is not None:
+            bar.update(len(s.turns))
+
+    async def close(vault: Any, s: Session) -> None:
+        async with gate:
+            closed = await closer.close(vault, s.id)
+        decisions.update(f"close:{r.decision}" for r in closed.units)
+
+    try:
+        async with scratch_vault(services, "bench-ingest") as vault:
+            async with cpu("append"):
+                t0 = time.perf_counter()
+                await asyncio.gather(*(append(vault, s) for s in sessions))
+                append_s = time.perf_counter() - t0
+            async with cpu("close"):
+                t1 = time.perf_counter()
+                if close_sessions:
+                    await asyncio.gather(*(close(vault, s) for s in sessions))
+                close_s = time.perf_counter() - t1
+    finally:
+        if bar is not None:
+            bar.close()
+    out = _result(services, "api", clock, close_clock, decisions, sessions, turns, wall_s=append_s + close_s,
+                  append_s=append_s, close_s=close_s if close_sessions else None, requeries=track.write.requeries,
+                  cpu=cpu)
+    out["in_flight"] = in_flight
+    return out
 
 
 async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 256, close_sessions: bool = False,
                    show_progress: bool = True) -> dict[str, Any]:
     """The bulk path (app/write/bulk.py) into a fresh vault; with ``close_sessions`` each session is closed after
     its turns."""
+    from app.bench.cpu import CpuMeter
     from app.bench.runtime import progress, scratch_vault
     from app.write.bulk import BulkConfig, BulkIngest, SessionIn
     from app.write.sessions import TurnIn
@@ -211,7 +279,8 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     label = "bulk+close" if close_sessions else "bulk"
     bar = progress(turns, f"ingest {label}", unit="turn") if show_progress else None
     try:
-        async with scratch_vault(services, "bench-ingest") as vault:
+        cpu = CpuMeter(services.db)
+        async with scratch_vault(services, "bench-ingest") as vault, cpu("all"):
             t0 = time.perf_counter()
             results = await bulk.sessions(vault, inputs, close=close_sessions,
                                           progress=bar.update if bar is not None else None)
@@ -222,7 +291,8 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     decisions = Counter(c.decision for r in results for c in r.chunks)
     return _result(services, label, clock, close_clock, decisions, sessions, turns, wall_s=wall_s,
                    append_s=wall_s - close_s,
-                   close_s=close_s if close_sessions else None, requeries=bulk.write.requeries, batch=batch)
+                   close_s=close_s if close_sessions else None, requeries=bulk.write.requeries, batch=batch,
+                   cpu=cpu)
 
 
 async def run_bulk_memories(services: Services, texts: list[str], *, batch: int = 256,
@@ -230,6 +300,7 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
     """Short memories through the bulk path into a fresh vault: the rate overall and for each tenth of the run."""
     from datetime import UTC, datetime, timedelta
 
+    from app.bench.cpu import CpuMeter
     from app.bench.runtime import progress, scratch_vault
     from app.write.bulk import BulkConfig, BulkIngest
     from app.write.items import WriteItem
@@ -255,7 +326,8 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             bar.update(k)
 
     try:
-        async with scratch_vault(services, "bench-ingest-mem") as vault:
+        cpu = CpuMeter(services.db)
+        async with scratch_vault(services, "bench-ingest-mem") as vault, cpu("all"):
             results = await bulk.memories(vault, items, progress=step)
             wall_s = time.perf_counter() - t0
     finally:
@@ -271,6 +343,7 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             "stage_ms_per_memory": {st: round(clock.seconds[st] * 1000 / n, 3) for st in STAGES
                                     if st in clock.seconds},
             "requeries": bulk.write.requeries, "decisions": dict(Counter(r.decision for r in results)),
+            "cpu_ms_per_memory": cpu.per_item_ms("all", n),
             "embedder": services.embedder.name, "llm": services.settings.llm}
 
 
@@ -284,12 +357,22 @@ def format_memories(r: dict[str, Any]) -> str:
              f"    {'stage':<28}{'ms/memory':>10}"]
     lines += [f"    {st:<28}{ms:>10.3f}" for st, ms in r["stage_ms_per_memory"].items()]
     lines.append(f"    decisions: {', '.join(f'{k} {v}' for k, v in sorted(r['decisions'].items()))}")
+    lines.append(_cpu_line(r.get("cpu_ms_per_memory"), "memory", "memories"))
     return "\n".join(lines)
 
 
+def _cpu_line(cpu: dict[str, Any] | None, unit: str, units: str) -> str:
+    """CPU per item in the writer and in PostgreSQL, and the rate two idle cores could reach at that cost."""
+    if not cpu:
+        return "    cpu: not measured"
+    pg = f", PostgreSQL {cpu['postgres']:.2f}" if cpu.get("postgres") is not None else " (PostgreSQL not readable)"
+    return (f"    cpu ms/{unit}: writer {cpu['writer']:.2f}{pg}; at that cost 2 idle cores reach "
+            f"{cpu['bound_per_s']:.0f} {units}/s")
+
+
 def _result(services: Services, path: str, clock: Any, close_clock: Any, decisions: Counter[str], sessions: list[Session], turns: int,
-            *, wall_s: float, append_s: float, close_s: float | None, requeries: int, batch: int | None = None
-            ) -> dict[str, Any]:
+            *, wall_s: float, append_s: float, close_s: float | None, requeries: int, batch: int | None = None,
+            cpu: Any = None) -> dict[str, Any]:
     chunks = sum(v for k, v in decisions.items() if not k.startswith("close:"))
     staged = sum(clock.seconds[st] for st in ("normalize", "gates", "embed", "dedup", "persist", "commit"))
     return {
@@ -309,6 +392,9 @@ def _result(services: Services, path: str, clock: Any, close_clock: Any, decisio
         "close_stage_ms_per_session": {st: round(close_clock.seconds[st] * 1000 / len(sessions), 2)
                                        for st in STAGES + CLOSE_STAGES if st in close_clock.seconds} if close_s is not None and sessions else None,
         "requeries": requeries,
+        "cpu_ms_per_turn": ({"appending": cpu.per_item_ms("append", turns),
+                             "with_close": _sum_cpu(cpu, ("append", "close"), turns)} if "append" in cpu.use
+                            else {"all": cpu.per_item_ms("all", turns)}) if cpu is not None else None,
         "decisions": dict(decisions),
         "embedder": services.embedder.name,
         "llm": services.settings.llm,
@@ -325,7 +411,8 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [f"ingest: {r0['turns']} turns in {r0['sessions']} sessions, embedder {r0['embedder']}, "
              f"llm {r0['llm']}, every gate on, one writer process{conditions_note()}"]
     for r in runs:
-        what = {"api": "api (one append_turns per session, then its close)",
+        what = {"api": "api (one append_turns per session, then its close)" if r.get("in_flight", 1) == 1 else
+                f"api ({r['in_flight']} sessions in flight: every append_turns, then every close)",
                 "bulk": f"bulk (batches of {r['batch_turns']} turns, next batch screened meanwhile)",
                 "bulk+close": f"bulk with close (one session per batch, closed after it)"}[r["path"]]
         rate = (f"{r['append_turns_per_s']:.1f} turns/s appending" if r["close_ms_per_session"] is None else
@@ -341,4 +428,17 @@ def format_table(result: dict[str, Any]) -> str:
                 f"{st} {ms:.1f}" for st, ms in r["close_stage_ms_per_session"].items() if "." not in st))
         lines.append(f"    decisions: {', '.join(f'{k} {v}' for k, v in sorted(r['decisions'].items()))}"
                      + (f"; candidate queries repeated for {r['requeries']} items" if r["requeries"] else ""))
+        for what, use in (r.get("cpu_ms_per_turn") or {}).items():
+            if use:
+                lines.append(_cpu_line(use, "turn", "turns").replace("cpu ms/turn", f"cpu ms/turn ({what})"))
     return "\n".join(lines)
+
+
+def _sum_cpu(cpu: Any, sections: tuple[str, ...], n: int) -> dict[str, Any] | None:
+    from app.bench.cpu import CpuUse
+
+    uses = [cpu.use[s] for s in sections if s in cpu.use]
+    if not uses or not n:
+        return None
+    pg = None if any(u.postgres_s is None for u in uses) else sum(u.postgres_s for u in uses)
+    return CpuUse(sum(u.writer_s for u in uses), pg).per_item_ms(n)

@@ -1,0 +1,77 @@
+"""CPU time a benchmark spent, in the writer process and in the PostgreSQL backends serving it.
+
+On a shared machine the wall-clock rate moves with everyone else's load; CPU seconds per item barely do. Writer
+CPU (every thread of this process: the event loop, the embedding threads) plus the CPU of the backends connected
+to the benchmark's database give what an item costs the machine, and so the rate two idle cores could reach
+(``bound_per_s``: both cores busy all the time, which pipelining approaches and one-call-at-a-time does not).
+Backends are read from ``/proc`` (the embedded cluster runs on this kernel); where they cannot be read (a remote
+server), only the writer's CPU is reported.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from app.db.connector import Database
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _proc_cpu(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
+@dataclass(frozen=True, slots=True)
+class CpuUse:
+    writer_s: float
+    postgres_s: float | None
+
+    def per_item_ms(self, n: int, cores: int = 2) -> dict[str, float | None]:
+        total = self.writer_s + (self.postgres_s or 0.0)
+        return {"writer": round(self.writer_s * 1000 / n, 3),
+                "postgres": round(self.postgres_s * 1000 / n, 3) if self.postgres_s is not None else None,
+                "bound_per_s": round(n * cores / total, 1) if total else None}
+
+
+class CpuMeter:
+    """``async with meter("append"): ...`` adds that section's CPU to ``meter.use["append"]``."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.use: dict[str, CpuUse] = {}
+
+    async def _pids(self) -> list[int]:
+        rows = await self.db.fetchall("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        return [int(r["pid"]) for r in rows]
+
+    @asynccontextmanager
+    async def __call__(self, section: str) -> AsyncIterator[None]:
+        backends = {p: c for p in await self._pids() if (c := _proc_cpu(p)) is not None}
+        writer = _self_cpu()
+        yield
+        writer = _self_cpu() - writer
+        readable = [c - backends.get(p, 0.0) for p in await self._pids() if (c := _proc_cpu(p)) is not None]
+        pg = max(0.0, sum(readable)) if readable else None
+        had = self.use.get(section)
+        if had is not None:
+            writer += had.writer_s
+            pg = None if pg is None or had.postgres_s is None else pg + had.postgres_s
+        self.use[section] = CpuUse(writer, pg)
+
+    def per_item_ms(self, section: str, n: int) -> dict[str, float | None] | None:
+        use = self.use.get(section)
+        return use.per_item_ms(n) if use is not None and n else None
