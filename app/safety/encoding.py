@@ -33,7 +33,7 @@ import operator
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -328,19 +328,21 @@ def _candidates(text: str, longest: int | None = None) -> list[tuple[str, int, i
         for m in _BINARY.finditer(text):
             add("binary", m.start(), m.end(), _decode_binary(m.group()))
     if longest >= MIN_B64:
-        for m in _HEX.finditer(text):
+        # base-N and hex blocks have no spaces: only the long tokens are searched, not the whole text
+        spans = [(m.start(), m.end()) for m in _LONG_TOKEN.finditer(text)]
+        for m in _within(_HEX, text, spans):
             add("hex", m.start(), m.end(), _decode_hex(m.group()))
-        for m in _B32.finditer(text):
+        for m in _within(_B32, text, spans):
             decoded = _decode_b32(m.group())
             if decoded is not None and readable(decoded, 2):
                 add("base32", m.start(), m.end(), decoded)
-        for m in _B64.finditer(text):
+        for m in _within(_B64, text, spans):
             token = m.group()
             if token.isalpha() and (token.islower() or token.isupper()):
                 continue  # a long word, not base64
             add("base64", m.start(), m.end(), _decode_b64(token))
         if "-" in text or "_" in text:
-            for m in _B64URL.finditer(text):
+            for m in _within(_B64URL, text, spans):
                 if "-" in m.group() or "_" in m.group():
                     add("base64", m.start(), m.end(), _decode_b64(m.group()))
     if text.count(".-") + text.count("-.") >= 4:
@@ -354,6 +356,16 @@ def _candidates(text: str, longest: int | None = None) -> list[tuple[str, int, i
             if len(set(collapsed.lower())) >= 5 and any(stem in collapsed.lower() for stem in _DANGER_STEMS):
                 add("spaced_letters", m.start(), m.end(), _unspace(m.group()))
     return out
+
+
+_LONG_TOKEN = re.compile(r"\S{%d,}" % MIN_B64)
+
+
+def _within(pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` inside the spans (whitespace-delimited tokens: a match of a pattern without
+    whitespace cannot cross them, and the lookarounds see the same neighbours), in order."""
+    for start, end in spans:
+        yield from pattern.finditer(text, start, end)
 
 
 # ---- re-spelt words: leetspeak and homoglyphs -------------------------------------------------------------------

@@ -23,6 +23,7 @@ SEVERITY_WEIGHT = {"high": 1.0, "medium": 0.6, "low": 0.3}
 UNSAFE_THRESHOLD = 1.0
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
+_ESCAPE = re.compile(r"\\.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,23 @@ class Rule:
     redact: str = "sentence"
     note: str = ""
     also: tuple[str, ...] = ()
+    lowered: re.Pattern[str] | None = None  # the same regex, case-sensitive, for the lower-cased text (``lowered``)
+
+
+def lowered(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``pattern`` without IGNORECASE, to run on the lower-cased text, or None when that could match differently.
+
+    Python's regex engine cannot skip ahead to a case-insensitive pattern's first letters and folds the case of
+    every character it compares; on a text already lower-cased, a pattern with no upper-case letter and no inline
+    case flag finds the same matches two to three times faster. The ruleset uses it only when lower-casing kept
+    the text's length (offsets unchanged) and on folded text (NFKC: no long s, no Kelvin sign).
+    """
+    if not pattern.flags & re.IGNORECASE or "(?" in pattern.pattern.replace("(?:", "").replace("(?=", "").replace(
+            "(?!", "").replace("(?<=", "").replace("(?<!", ""):
+        return None
+    if any(c.isupper() for c in _ESCAPE.sub("", pattern.pattern)):
+        return None
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
 
 
 def rule(
@@ -67,14 +85,16 @@ def rule(
         raise ValueError(f"unknown severity {severity!r} in rule {rule_id}")
     if isinstance(cues, str):
         cues = (cues,)
+    compiled = re.compile(regex, flags)
     return Rule(
         id=rule_id,
         family=family,
         lang=lang,
         severity=severity,
-        pattern=re.compile(regex, flags),
+        pattern=compiled,
         cues=tuple(c.lower() for c in cues),
         redact=redact,
         note=note,
         also=tuple(c.lower() for c in also),
+        lowered=lowered(compiled),
     )

@@ -234,10 +234,12 @@ def _scan(text: str, depth: int) -> tuple[RuleHit, ...]:
     low = ftext.lower()
     present = _CUES.present(low)
     hits: list[RuleHit] = []
+    same_length = len(low) == len(ftext)  # lower-casing kept every offset: the rules' fast form may run on ``low``
     for r, cues, also in _RULE_CUES:
         if (cues and cues.isdisjoint(present)) or (also and also.isdisjoint(present)):
             continue
-        for m in r.pattern.finditer(ftext):
+        matches = r.lowered.finditer(low) if same_length and r.lowered is not None else r.pattern.finditer(ftext)
+        for m in matches:
             if m.end() == m.start():
                 continue
             s, e = folded.span(m.start(), m.end())
