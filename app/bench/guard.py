@@ -9,9 +9,10 @@ Two estimates, side by side:
   with the shipped rules and models, evaluated without short-circuit so both halves are measured. An attack counts
   as **blocked** when G2 rejects it (the noise gate's drops are reported apart: a dropped attack is not stored
   either, but it is not a security catch); false positives count G2 rejections only. Each text's USE vector is
-  computed first, as the write track does for every item, and handed to the gates; the guard's time per text is
-  what it adds (rules, n-grams, the sentences it embeds itself), and the cost of embedding a turn alone is printed
-  next to it;
+  computed first, as the write track does for every item, and handed to the gates; the guard's (G2's) time per
+  text is what it adds (rules, decoders, n-grams, the sentences it embeds itself), as wall time and as the thread's
+  CPU time (on a shared machine the wall time includes waiting for a core); G1's CPU time and the cost of
+  embedding a turn alone are printed next to it;
 * **grouped K-fold cross-validation** (``--cv K``, default 5; ``0``: none), ``app.bench.guard_cv``: folds by data
   set, every learned part fit on the training folds only; one column per configuration (rules alone, + n-grams,
   + semantic detector, all), so the table shows what each mechanism adds on data sets it never saw.
@@ -119,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     from app.safety import semantic
     from app.safety.ruleset import RULESET_VERSION
     from app.safety.training import EmbeddingCache, load_docs
-    from app.write.gates.chain import SafetyGates
+    from app.safety import ruleset
+    from app.write.gates.chain import ChainReport, SafetyGates
 
     if args.cv == 1 or args.cv < 0:
         raise ConfigError("--cv takes the number of folds (at least 2), or 0 for no cross-validation")
@@ -139,8 +141,9 @@ def run(args: argparse.Namespace) -> int:
     cache.save()
 
     gates = SafetyGates()
-    timings: list[float] = []
-    cpu: list[float] = []  # the guard thread's CPU time: its cost without the wait for a core on a shared machine
+    timings: list[float] = []  # G2 (the injection guard and the poisoning detector: one ruleset verdict)
+    cpu: list[float] = []  # the same, the thread's CPU time: the cost without the wait for a core on a shared machine
+    noise_cpu: list[float] = []  # G1 (NoiseFilter), reported apart
     bar = _progress(sum(d.kind != "authored" for d in docs), not args.no_progress and sys.stderr.isatty())
     blocked: list[bool] = []
     fam_noise: Counter[str] = Counter()
@@ -154,9 +157,13 @@ def run(args: argparse.Namespace) -> int:
         # The whole text's vector comes from the write track (it embeds every item); the guard's own cost is the
         # rules, the n-gram model, and the sentences it embeds itself.
         start, start_cpu = time.perf_counter(), time.thread_time()
-        report = gates.evaluate(d.text, vec)
+        verdict = ruleset.judge(d.text, vec)
+        injection, poisoning = gates.injection(d.text, verdict), gates.poisoning(d.text, verdict)
         timings.append(time.perf_counter() - start)
         cpu.append(time.thread_time() - start_cpu)
+        start_cpu = time.thread_time()
+        report = ChainReport(gates.noise(d.text), injection, poisoning)  # what gates.evaluate returns
+        noise_cpu.append(time.thread_time() - start_cpu)
         if bar is not None:
             bar.update(1)
         hit = not report.g2.passed
@@ -198,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
         "ms_p95": round(1000 * statistics.quantiles(timings, n=20)[-1], 3) if len(timings) >= 20 else None,
         "cpu_ms_p50": round(1000 * statistics.median(cpu), 3) if cpu else None,
         "cpu_ms_p95": round(1000 * statistics.quantiles(cpu, n=20)[-1], 3) if len(cpu) >= 20 else None,
+        "noise_cpu_ms_p95": round(1000 * statistics.quantiles(noise_cpu, n=20)[-1], 3) if len(noise_cpu) >= 20 else None,
         "ms_embed_turn_p50": _embed_cost([d.text for d in docs if d.kind == "chat"]),
     }
     _print_table(metrics, fam_total, fam_noise, examples, args.examples)
@@ -256,9 +264,10 @@ def _print_table(
     if cfp is not None:
         print(f"chat turns wrongly blocked (G2):  {m['chat_false_positives']}/{m['chat_turns']} = {cfp:.3%}")
         print(f"chat turns dropped by noise (G1): {nd:.2%}  {m['noise_drops_chat_by_rule']}")
-    print(f"guard time per text (whole-text vector from the write track): mean {m['ms_per_text']} ms, "
+    print(f"guard (G2) time per text (whole-text vector from the write track): mean {m['ms_per_text']} ms, "
           f"p50 {m['ms_p50']} ms, p95 {m['ms_p95']} ms (CPU time p50 {m['cpu_ms_p50']} ms, p95 {m['cpu_ms_p95']} ms); "
-          f"embedding a chat turn alone: p50 {m['ms_embed_turn_p50']} ms")
+          f"embedding a chat turn alone: p50 {m['ms_embed_turn_p50']} ms; G1 noise filter CPU p95 "
+          f"{m['noise_cpu_ms_p95']} ms")
     for label, rows in sorted(examples.items()):
         for rule, text in rows[:n_examples]:
             print(f"  {label}{' [' + rule + ']' if rule else ''} {_short(text)}")
