@@ -497,3 +497,232 @@ SELECT d FROM memvault.discovery_list_v1() d;
 -- discovery_dismiss --
 -- app/interfaces/inspector_review.py
 SELECT memvault.discovery_dismiss_v1(%s) AS d;
+
+-- dream_runs --
+-- app/background/api.py (GET .../dream/runs), app/background/dream.py (the finished run): newest first, ids below %s
+SELECT r FROM memvault.dream_runs_v1(%s, %s) r;
+
+-- dream_schedule --
+-- app/background/api.py
+SELECT memvault.dream_timezone_v1(settings) AS timezone, memvault.dream_hour_v1(settings) AS hour
+FROM memvault.vault WHERE id = %s;
+
+-- set_dream_schedule --
+-- app/background/api.py
+SELECT * FROM memvault.set_dream_schedule_v1(%s, %s, %s);
+
+-- dream_conflicts --
+-- app/background/api.py
+SELECT c FROM memvault.dream_conflicts_v1(%s, %s) c;
+
+-- discovery_page --
+-- app/background/api.py: by kind, dismissed or not, at most %s
+SELECT d FROM memvault.discovery_list_v1(%s, %s, %s) d;
+
+-- lint_findings --
+-- app/background/api.py
+SELECT f FROM memvault.lint_findings_v1(%s, %s, %s) f;
+
+-- compute_edge_weights --
+-- app/background/communities.py: the five weights, threshold, default affinity, hub degree cap (EdgeConfig)
+SELECT * FROM memvault.compute_edge_weights_v1(%s, %s, %s, %s, %s, %s, %s, %s);
+
+-- community_edges --
+-- app/background/communities.py
+SELECT * FROM memvault.community_edges_v1();
+
+-- replace_communities --
+-- app/background/communities.py
+SELECT count(*) FROM memvault.replace_communities_v1(%s, %s::jsonb);
+
+-- communities_at --
+-- app/background/communities.py
+SELECT id, label, size FROM memvault.communities_v1(%s, %s);
+
+-- community_texts --
+-- app/background/communities.py
+SELECT content FROM memvault.community_texts_v1(%s, %s);
+
+-- set_community_summary --
+-- app/background/communities.py
+SELECT memvault.set_community_summary_v1(%s, %s, %s, %s);
+
+-- cross_community_edges --
+-- app/background/discovery.py
+SELECT * FROM memvault.cross_community_edges_v1(%s, %s, %s);
+
+-- expected_neighbour_gaps --
+-- app/background/discovery.py
+SELECT * FROM memvault.expected_neighbour_gaps_v1(%s);
+
+-- discovery_add --
+-- app/background/discovery.py, app/background/dream.py
+SELECT memvault.discovery_add_v1(%s, %s::jsonb) AS n;
+
+-- entity_names --
+-- app/background/discovery.py, app/background/profile.py
+SELECT * FROM memvault.entity_names_v1(%s);
+
+-- dream_try_lock --
+-- app/background/dream.py: one dream per vault at a time (a session advisory lock)
+SELECT pg_try_advisory_lock(hashtext('memvault.dream'), hashtext(%s)) AS ok;
+
+-- dream_unlock --
+-- app/background/dream.py
+SELECT pg_advisory_unlock(hashtext('memvault.dream'), hashtext(%s));
+
+-- set_actor --
+-- app/background/dream.py: the actor of the transaction's audit rows
+SELECT set_config('memvault.actor', %s, true);
+
+-- dream_gate --
+-- app/background/dream.py
+SELECT * FROM memvault.dream_gate_v1(%s, now(), %s, %s);
+
+-- dream_begin --
+-- app/background/dream.py
+SELECT * FROM memvault.dream_begin_v1(%s, %s);
+
+-- dream_stage_done --
+-- app/background/dream.py
+SELECT memvault.dream_stage_done_v1(%s, %s, %s::jsonb);
+
+-- dream_finish --
+-- app/background/dream.py
+SELECT memvault.dream_finish_v1(%s, %s, %s::jsonb, %s, %s::jsonb);
+
+-- dream_counts --
+-- app/background/dream.py
+SELECT * FROM memvault.dream_counts_v1();
+
+-- dream_snapshot --
+-- app/background/dream.py
+SELECT * FROM memvault.dream_snapshot_v1(%s, %s, %s);
+
+-- prune_orphan_entities --
+-- app/background/dream.py
+SELECT memvault.prune_orphan_entities_v1(%s, %s) AS ids;
+
+-- review_sweep --
+-- app/background/dream.py, app/background/dream_job.py: overdue items back to PENDING (due within %s days)
+SELECT memvault.review_sweep_v1(now(), make_interval(days => %s)) AS n;
+
+-- review_open_count --
+-- app/background/dream.py
+SELECT memvault.review_open_count_v1() AS n;
+
+-- dream_due --
+-- app/background/dream_job.py
+SELECT * FROM memvault.dream_due_v1(now(), %s, %s);
+
+-- lint_scan --
+-- app/background/lint.py
+SELECT * FROM memvault.lint_scan_v1(%s);
+
+-- lint_snapshot --
+-- app/background/lint.py
+SELECT * FROM memvault.lint_snapshot_v1(%s, %s, %s);
+
+-- lint_add --
+-- app/background/lint.py
+SELECT memvault.lint_add_v1(%s, %s::jsonb) AS n;
+
+-- review_thresholds --
+-- app/background/lint.py, app/background/tcr.py, app/background/review.py: kind, default min confidence, max impact
+SELECT * FROM memvault.review_thresholds_v1(%s, %s, %s);
+
+-- lint_fixable --
+-- app/background/lint.py
+SELECT * FROM memvault.lint_fixable_v1();
+
+-- lint_commit --
+-- app/background/lint.py
+SELECT memvault.lint_commit_v1(%s, true) AS s;
+
+-- lint_mark --
+-- app/background/lint.py
+SELECT memvault.lint_mark_v1(%s);
+
+-- review_enqueue --
+-- app/background/lint.py, app/background/tcr.py: kind, ref, proposal, confidence, impact, reason, due in %s days
+SELECT memvault.review_enqueue_v1(%s, %s, %s::jsonb, %s, %s, %s, NULL, make_interval(days => %s));
+
+-- attitude_upsert --
+-- app/background/personal.py
+SELECT memvault.attitude_upsert_v1(%s, %s, %s, %s, %s, coalesce(%s, now())) AS a;
+
+-- attitudes --
+-- app/background/personal.py
+SELECT a FROM memvault.attitudes_v1(coalesce(%s, now()), %s, %s, %s) a;
+
+-- record_skill_use --
+-- app/background/personal.py
+SELECT memvault.record_skill_use_v1(%s, %s, %s, coalesce(%s, now()), %s, %s, %s) AS s;
+
+-- skills --
+-- app/background/personal.py
+SELECT s FROM memvault.skills_v1(coalesce(%s, now()), %s, %s, %s) s;
+
+-- dream_preferences_since --
+-- app/background/personal.py
+SELECT * FROM memvault.dream_preferences_since_v1(%s);
+
+-- dream_skill_uses_since --
+-- app/background/personal.py
+SELECT * FROM memvault.dream_skill_uses_since_v1(%s, %s);
+
+-- write_daily_snapshot --
+-- app/background/profile.py
+SELECT memvault.write_daily_snapshot_v1(%s, %s::jsonb, %s) AS s;
+
+-- interest_profile --
+-- app/background/profile.py
+SELECT * FROM memvault.interest_profile_v1();
+
+-- daily_snapshots --
+-- app/background/profile.py
+SELECT s FROM memvault.daily_snapshots_v1(%s) s;
+
+-- structural_gaps --
+-- app/background/profile.py
+SELECT * FROM memvault.structural_gaps_v1(%s);
+
+-- failure_gaps --
+-- app/background/profile.py
+SELECT * FROM memvault.failure_gaps_v1(%s);
+
+-- review_list --
+-- app/background/review.py
+SELECT q FROM memvault.review_list_v1(%s, %s, %s, %s) q;
+
+-- review_claim --
+-- app/background/review.py: the claim lapses after %s seconds
+SELECT memvault.review_claim_v1(%s, %s, make_interval(secs => %s)) AS q;
+
+-- review_decide --
+-- app/background/review.py
+SELECT memvault.review_decide_v1(%s, %s, %s, %s) AS q;
+
+-- dream_conflicts_to_judge --
+-- app/background/tcr.py
+SELECT * FROM memvault.dream_conflicts_to_judge_v1(%s);
+
+-- apply_conflict_verdict --
+-- app/background/tcr.py
+SELECT memvault.apply_conflict_verdict_v1(%s, %s, %s, %s, %s, %s) AS s;
+
+-- tier_plan --
+-- app/background/tiering.py
+SELECT * FROM memvault.tier_plan_v1(now(), %s, %s, %s, %s, %s);
+
+-- apply_tiers --
+-- app/background/tiering.py
+SELECT memvault.apply_tiers_v1(%s::jsonb);
+
+-- prune_rejected --
+-- app/background/tiering.py
+SELECT memvault.prune_rejected_v1(now(), %s, %s) AS ids;
+
+-- dream_conflict_scan --
+-- app/background/dream.py: candidate pairs into dream_conflict (DreamConfig's scan_* fields)
+SELECT memvault.dream_conflict_scan_v2(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) AS scan;

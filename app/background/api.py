@@ -10,6 +10,7 @@ from litestar.params import Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.background import review
+from app.db.queries import Q
 from app.services import Services
 from app.vaults import get_vault
 
@@ -66,7 +67,7 @@ class DreamController(Controller):
                    before: int | None = Parameter(default=None, ge=1, description="ids below this one")
                    ) -> list[dict[str, Any]]:
         v = await get_vault(services.db, vault)
-        rows = await services.db.fetchall("SELECT r FROM memvault.dream_runs_v1(%s, %s) r", (limit, before),
+        rows = await services.db.fetchall(Q.dream_runs, (limit, before),
                                           vault_id=v.id)
         return [r["r"] for r in rows]
 
@@ -75,15 +76,14 @@ class DreamController(Controller):
         from app.background.dream import DreamLoop
 
         v = await get_vault(services.db, vault)
-        row = await services.db.fetchone("SELECT memvault.dream_timezone_v1(settings) AS timezone, "
-                                         "memvault.dream_hour_v1(settings) AS hour FROM memvault.vault WHERE id = %s",
+        row = await services.db.fetchone(Q.dream_schedule,
                                          (v.id,))
         return {**dict(row or {}), "gate": await DreamLoop(services).gate(v)}
 
     @put("/schedule", summary="Set the local hour and time zone of this vault's dream")
     async def set_schedule(self, vault: str, data: ScheduleIn, services: Services) -> dict[str, Any]:
         v = await get_vault(services.db, vault)
-        row = await services.db.fetchone("SELECT * FROM memvault.set_dream_schedule_v1(%s, %s, %s)",
+        row = await services.db.fetchone(Q.set_dream_schedule,
                                          (v.id, data.timezone, data.hour))
         return dict(row or {})
 
@@ -91,7 +91,7 @@ class DreamController(Controller):
     async def conflicts(self, vault: str, services: Services, status: ConflictStatus | None = None,
                         limit: int = Parameter(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
         v = await get_vault(services.db, vault)
-        rows = await services.db.fetchall("SELECT c FROM memvault.dream_conflicts_v1(%s, %s) c", (status, limit),
+        rows = await services.db.fetchall(Q.dream_conflicts, (status, limit),
                                           vault_id=v.id)
         return [r["c"] for r in rows]
 
@@ -142,14 +142,14 @@ class DiscoveryController(Controller):
                    include_dismissed: bool = False,
                    limit: int = Parameter(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
         v = await get_vault(services.db, vault)
-        rows = await services.db.fetchall("SELECT d FROM memvault.discovery_list_v1(%s, %s, %s) d",
+        rows = await services.db.fetchall(Q.discovery_page,
                                           (kind, include_dismissed, limit), vault_id=v.id)
         return [r["d"] for r in rows]
 
     @post("/{item_id:int}/dismiss", summary="Dismiss a finding (kept, no longer listed)", status_code=200)
     async def dismiss(self, vault: str, item_id: int, services: Services) -> dict[str, Any]:
         v = await get_vault(services.db, vault)
-        row = await services.db.fetchone("SELECT memvault.discovery_dismiss_v1(%s) AS d", (item_id,), vault_id=v.id)
+        row = await services.db.fetchone(Q.discovery_dismiss, (item_id,), vault_id=v.id)
         return row["d"] if row else {}
 
 
@@ -240,6 +240,6 @@ class PersonalController(Controller):
                    level: Literal["structure", "grounding", "judge"] | None = None,
                    limit: int = Parameter(default=100, ge=1, le=500)) -> list[dict[str, Any]]:
         v = await get_vault(services.db, vault)
-        rows = await services.db.fetchall("SELECT f FROM memvault.lint_findings_v1(%s, %s, %s) f",
+        rows = await services.db.fetchall(Q.lint_findings,
                                           (status, level, limit), vault_id=v.id)
         return [r["f"] for r in rows]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.background.config import CommunityConfig, EdgeConfig
+from app.db.queries import Q
 from app.models.tasks import SUMMARIZE, SummarizeInput
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ class MultiSignalEdges:
 
     async def __call__(self, conn: psycopg.AsyncConnection) -> dict[str, int]:
         c = self.config
-        cur = await conn.execute("SELECT * FROM memvault.compute_edge_weights_v1(%s, %s, %s, %s, %s, %s, %s, %s)",
+        cur = await conn.execute(Q.compute_edge_weights,
                                  (c.w_co_occurrence, c.w_session_jaccard, c.w_adamic_adar, c.w_type_affinity,
                                   c.w_semantic, c.threshold, c.default_affinity, c.max_hub_degree))
         row = await cur.fetchone()
@@ -73,23 +74,23 @@ class Communities:
     async def detect(self, conn: psycopg.AsyncConnection, run_id: int) -> dict[str, Any]:
         """L1: Leiden at each resolution over the kept edges; replaces the vault's communities."""
         cfg = self.config
-        cur = await conn.execute("SELECT * FROM memvault.community_edges_v1()")
+        cur = await conn.execute(Q.community_edges)
         edges = [(int(r["a_id"]), int(r["b_id"]), float(r["weight"])) for r in await cur.fetchall()]
         parts = await asyncio.to_thread(leiden, edges, cfg.resolutions, seed=cfg.seed, min_size=cfg.min_size)
         payload = [{"resolution": p.resolution, "members": members} for p in parts for members in p.communities]
-        await conn.execute("SELECT count(*) FROM memvault.replace_communities_v1(%s, %s::jsonb)",
+        await conn.execute(Q.replace_communities,
                            (run_id, json.dumps(payload)))
         return {str(p.resolution): [len(m) for m in p.communities] for p in parts}
 
     async def summarize(self, conn: psycopg.AsyncConnection) -> dict[str, int]:
         """L2: a summary of each community of the default resolution with at least ``summary_min_size`` members."""
         cfg = self.config
-        cur = await conn.execute("SELECT id, label, size FROM memvault.communities_v1(%s, %s)",
+        cur = await conn.execute(Q.communities_at,
                                  (cfg.default_resolution, cfg.max_summaries))
         rows = [r for r in await cur.fetchall() if r["size"] >= cfg.summary_min_size]
         written = 0
         for r in rows:
-            cur = await conn.execute("SELECT content FROM memvault.community_texts_v1(%s, %s)",
+            cur = await conn.execute(Q.community_texts,
                                      (r["id"], cfg.summary_max_texts))
             texts = [t["content"] for t in await cur.fetchall()]
             if not texts:
@@ -97,7 +98,7 @@ class Communities:
             out = await self.services.llm.run(SUMMARIZE, SummarizeInput(mode="community", texts=texts,
                                                                         title=r["label"] or None))
             vec = (await asyncio.to_thread(self.services.embedder.embed_documents, [out.summary]))[0]
-            await conn.execute("SELECT memvault.set_community_summary_v1(%s, %s, %s, %s)",
+            await conn.execute(Q.set_community_summary,
                                (r["id"], out.summary, out.key_points, vec))
             written += 1
         return {"summaries": written}

@@ -13,18 +13,26 @@ class DreamConfig:
     # The dual gate (seed 004): more than 24 h since the last dream AND at least 5 sessions since then.
     gate_min_hours: float = 24.0
     gate_min_sessions: int = 5
-    # Contradiction scan: memories at cosine >= 0.85 with different text (its 3 nearest each), at most 200 new
-    # pairs a dream. Both scans read memories and atomic units, not raw turn chunks: a turn is what was said (it
-    # stays true as a record of the conversation); the facts drawn from it are what a newer fact supersedes.
-    # On one LongMemEval haystack, scanning the chunks' triples too found 200 pairs and superseded 107 turns.
+    # Contradiction scan (dream_conflict_scan_v2): the facts new since the last dream, at most 2000 a dream (the
+    # rest are counted as unscanned), each against its 3 nearest valid facts (the vault's own HNSW index past
+    # 5000 blocks, one exact pass below), at most 200 new pairs a dream. A pair at cosine >= 0.85 with different
+    # text is a 'semantic' candidate; one at cosine >= 0.70 whose two statements carry different values (numbers,
+    # counts, weekdays, months) is a 'value' candidate: the shape of a knowledge update ("yoga twice a week" /
+    # "three times a week"), which paraphrases less closely than a restatement does.
+    # Both scans read memories and atomic units, not raw turn chunks: a turn is what was said (it stays true as a
+    # record of the conversation); the facts drawn from it are what a newer fact supersedes. On one LongMemEval
+    # haystack, scanning the chunks' triples too found 200 pairs and superseded 107 turns.
     scan_min_cosine: float = 0.85
+    scan_value_min_cosine: float = 0.70
     scan_neighbours: int = 3
     scan_limit: int = 200
+    scan_max_new: int = 2000
+    scan_exact_below: int = 5000
     scan_kinds: tuple[str, ...] = ("memory", "unit")
     # Temporal conflict resolution: a verdict below 0.7 is escalated to the stronger model (dream_judge_llm), or
     # queued for review when there is none. A SUPERSEDE that agrees with the structural slot scan (same subject,
-    # single-valued predicate, another object) is two independent detectors agreeing:
-    # confidence 1 - (1 - c)(1 - 0.5).
+    # single-valued predicate, another object), or a 'value' pair whose judge found a changed value, is two
+    # independent detectors agreeing: confidence 1 - (1 - c)(1 - 0.5).
     escalate_below: float = 0.7
     slot_corroboration: float = 0.5
     # The review queue's auto-approve rule (seed 004): confidence > 0.8 AND impact < 0.5; impact is

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.db.queries import Q
 from app.pagerank import pagerank
 
 if TYPE_CHECKING:
@@ -39,19 +40,19 @@ class SurpriseDiscovery:
     async def __call__(self, conn: psycopg.AsyncConnection, run_id: int) -> dict[str, int]:
         c = self.config
         items: list[dict[str, Any]] = []
-        cur = await conn.execute("SELECT * FROM memvault.cross_community_edges_v1(%s, %s, %s)",
+        cur = await conn.execute(Q.cross_community_edges,
                                  (c.resolution, c.cross_quantile, c.limit))
         for r in await cur.fetchall():
             items.append({"kind": "cross_community", "key": f"{r['a']}|{r['b']}", "score": r["weight"],
                           "title": f"{r['a']} links {r['a_community']} with {r['b_community']} (through {r['b']})",
                           "detail": dict(r)})
         items += await self._indirect(conn)
-        cur = await conn.execute("SELECT * FROM memvault.expected_neighbour_gaps_v1(%s)", (c.resolution,))
+        cur = await conn.execute(Q.expected_neighbour_gaps, (c.resolution,))
         for r in (await cur.fetchall())[:c.limit]:
             items.append({"kind": "knowledge_gap", "key": f"{r['entity']}|{r['predicate']}", "score": r["share"],
                           "title": f"{r['entity']} {r['predicate']} ? (most of {r['community']} have one)",
                           "detail": {**dict(r), "source": "expected_neighbour"}})
-        cur = await conn.execute("SELECT memvault.discovery_add_v1(%s, %s::jsonb) AS n",
+        cur = await conn.execute(Q.discovery_add,
                                  (run_id, json.dumps(items, default=str)))
         added = (await cur.fetchone())["n"]
         by_kind: dict[str, int] = defaultdict(int)
@@ -61,7 +62,7 @@ class SurpriseDiscovery:
 
     async def _indirect(self, conn: psycopg.AsyncConnection) -> list[dict[str, Any]]:
         c = self.config
-        cur = await conn.execute("SELECT * FROM memvault.centrality_edges_v1()")
+        cur = await conn.execute(Q.centrality_edges)
         edges = [(int(r["subject_id"]), int(r["object_id"]), float(r["weight"])) for r in await cur.fetchall()]
         if not edges:
             return []
@@ -79,7 +80,7 @@ class SurpriseDiscovery:
             found += [(s, n, score) for score, n in best if score >= bar and score > 0]
         if not found:
             return []
-        cur = await conn.execute("SELECT * FROM memvault.entity_names_v1(%s)",
+        cur = await conn.execute(Q.entity_names,
                                  (sorted({x for s, n, _ in found for x in (s, n)}),))
         names = {r["entity_id"]: r["name"] for r in await cur.fetchall()}
         return [{"kind": "indirect_strong", "key": f"{names[s]}|{names[n]}", "score": round(score, 4),

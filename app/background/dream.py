@@ -39,8 +39,9 @@ from app.background.discovery import SurpriseDiscovery
 from app.background.lint import KnowledgeLint
 from app.background.personal import Personal
 from app.background.profile import write_snapshot
-from app.background.tiering import TierDigest
 from app.background.tcr import TemporalConflictResolution
+from app.background.tiering import TierDigest
+from app.db.queries import Q
 from app.errors import Conflict
 from app.models.tasks import REFLECT, ReflectInput
 
@@ -92,7 +93,7 @@ class DreamLoop:
     # --- the run ------------------------------------------------------------------------------------------
     async def gate(self, vault: Vault) -> dict[str, Any]:
         cfg = self.config
-        row = await self.services.db.fetchone("SELECT * FROM memvault.dream_gate_v1(%s, now(), %s, %s)",
+        row = await self.services.db.fetchone(Q.dream_gate,
                                               (vault.id, cfg.gate_min_hours, cfg.gate_min_sessions),
                                               vault_id=vault.id)
         assert row is not None
@@ -114,7 +115,7 @@ class DreamLoop:
         """Dream ``vault`` now (``force``: whatever the gate says), or resume its unfinished dream."""
         db = self.services.db
         async with db.pool.connection() as lock_conn:
-            cur = await lock_conn.execute("SELECT pg_try_advisory_lock(hashtext('memvault.dream'), hashtext(%s)) AS ok",
+            cur = await lock_conn.execute(Q.dream_try_lock,
                                           (str(vault.id),))
             if not (await cur.fetchone())["ok"]:
                 await lock_conn.rollback()
@@ -123,7 +124,7 @@ class DreamLoop:
             try:
                 return await self._run_locked(vault, trigger, dry_run, force)
             finally:
-                await lock_conn.execute("SELECT pg_advisory_unlock(hashtext('memvault.dream'), hashtext(%s))",
+                await lock_conn.execute(Q.dream_unlock,
                                         (str(vault.id),))
                 await lock_conn.commit()
 
@@ -131,7 +132,7 @@ class DreamLoop:
         db = self.services.db
         gate = await self.check_gate(vault, force=force)
         async with db.transaction(vault.id) as conn:
-            cur = await conn.execute("SELECT * FROM memvault.dream_begin_v1(%s, %s)", (trigger, dry_run))
+            cur = await conn.execute(Q.dream_begin, (trigger, dry_run))
             begun = await cur.fetchone()
         ctx = DreamContext(vault, int(begun["run_id"]), dry_run, gate["last_dream_at"], dict(begun["stats"] or {}))
         done = begun["stage"]
@@ -148,7 +149,7 @@ class DreamLoop:
                     async with db.transaction(vault.id) as conn:
                         await self._actor(conn)
                         ctx.stats[stage] = await self._timed(stage, ctx, conn)
-                        await conn.execute("SELECT memvault.dream_stage_done_v1(%s, %s, %s::jsonb)",
+                        await conn.execute(Q.dream_stage_done,
                                            (ctx.run_id, stage, json.dumps(ctx.stats[stage], default=str)))
         except Exception as exc:
             log.exception("dream of vault %s (run %d) failed", vault.name, ctx.run_id)
@@ -159,7 +160,7 @@ class DreamLoop:
         return DreamOutcome(run, bool(begun["resumed"]))
 
     async def _actor(self, conn: psycopg.AsyncConnection) -> None:
-        await conn.execute("SELECT set_config('memvault.actor', %s, true)", (ACTOR,))
+        await conn.execute(Q.set_actor, (ACTOR,))
 
     async def _timed(self, stage: str, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -170,10 +171,10 @@ class DreamLoop:
 
     async def _finish(self, ctx: DreamContext, status: str, report: dict | None, error: str | None) -> dict:
         async with self.services.db.transaction(ctx.vault.id) as conn:
-            await conn.execute("SELECT memvault.dream_finish_v1(%s, %s, %s::jsonb, %s, %s::jsonb)",
+            await conn.execute(Q.dream_finish,
                                (ctx.run_id, status, json.dumps(report, default=str) if report else None, error,
                                 json.dumps(ctx.stats, default=str)))
-            cur = await conn.execute("SELECT r FROM memvault.dream_runs_v1(1, %s) r", (ctx.run_id + 1,))
+            cur = await conn.execute(Q.dream_runs, (1, ctx.run_id + 1))
             return (await cur.fetchone())["r"]
 
     def _report(self, ctx: DreamContext) -> dict[str, Any]:
@@ -201,10 +202,10 @@ class DreamLoop:
     # --- the five stages (each on the stage's own transaction) -----------------------------------------------
     async def _orient(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         cfg = self.config
-        cur = await conn.execute("SELECT * FROM memvault.dream_gate_v1(%s, now(), %s, %s)",
+        cur = await conn.execute(Q.dream_gate,
                                  (ctx.vault.id, cfg.gate_min_hours, cfg.gate_min_sessions))
         g = await cur.fetchone()
-        cur = await conn.execute("SELECT * FROM memvault.dream_counts_v1()")
+        cur = await conn.execute(Q.dream_counts)
         counts = await cur.fetchone()
         snapshot = await write_snapshot(conn, datetime.now(UTC).date())
         return {"last_dream_at": g["last_dream_at"], "hours_since": g["hours_since"],
@@ -214,11 +215,10 @@ class DreamLoop:
 
     async def _gather_signal(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         cfg = self.config
-        cur = await conn.execute(
-            "SELECT * FROM memvault.dream_conflict_scan_v1(%s, %s, %s, %s, %s, %s, %s)",
-            (ctx.run_id, None, ctx.since, list(cfg.scan_kinds), cfg.scan_min_cosine,
-             cfg.scan_neighbours, cfg.scan_limit))
-        found = {r["source"]: r["found"] for r in await cur.fetchall()}
+        cur = await conn.execute(Q.dream_conflict_scan, (
+            ctx.run_id, None, ctx.since, list(cfg.scan_kinds), cfg.scan_min_cosine, cfg.scan_value_min_cosine,
+            cfg.scan_neighbours, cfg.scan_limit, cfg.scan_max_new, cfg.scan_exact_below))
+        scan = (await cur.fetchone())["scan"]
         edges = await self.edges(conn)
         communities = await self.communities.detect(conn, ctx.run_id)
         discoveries = await self.discovery(conn, ctx.run_id)
@@ -228,11 +228,12 @@ class DreamLoop:
 
             reports = await GraphCentrality(self.services.db).score_due(ctx.vault.id)
             centrality = reports[0].as_dict() if reports else {"unchanged": True}
-        return {"conflicts_found": found, "edges": edges, "communities": communities, "discoveries": discoveries,
+        return {"conflicts_found": scan["found"], "scan": {k: scan[k] for k in ("scanned", "unscanned", "exact")},
+                "edges": edges, "communities": communities, "discoveries": discoveries,
                 "centrality": centrality}
 
     async def _reflect(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
-        cur = await conn.execute("SELECT * FROM memvault.dream_snapshot_v1(%s, %s, %s)",
+        cur = await conn.execute(Q.dream_snapshot,
                                  (ctx.since, list(self.config.scan_kinds), self.config.reflect_max_memories))
         memories = [r["content"] for r in await cur.fetchall()]
         summaries = await self.communities.summarize(conn)
@@ -245,7 +246,7 @@ class DreamLoop:
                   "detail": {"support": [memories[k][:200] for k in i.support[:5]]}} for i in out.insights]
         items += [{"kind": "knowledge_gap", "key": _key(g.topic), "title": g.topic, "score": 0.5,
                    "detail": {"reason": g.reason, "source": "reflect"}} for g in out.gaps]
-        cur = await conn.execute("SELECT memvault.discovery_add_v1(%s, %s::jsonb) AS n",
+        cur = await conn.execute(Q.discovery_add,
                                  (ctx.run_id, json.dumps(items)))
         added = (await cur.fetchone())["n"]
         return {"memories": len(memories), "insights": len(out.insights), "gaps": len(out.gaps), "added": added,
@@ -257,14 +258,14 @@ class DreamLoop:
         return {**counts, "lint": lint, "personal": await self.personal.from_memories(conn, ctx.since)}
 
     async def _prune_and_report(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
-        cur = await conn.execute("SELECT memvault.prune_orphan_entities_v1(%s, %s) AS ids",
+        cur = await conn.execute(Q.prune_orphan_entities,
                                  (self.config.prune_orphans_limit, ctx.dry_run))
         orphans = (await cur.fetchone())["ids"]
         tiers = await self.tiers(conn)
-        cur = await conn.execute("SELECT memvault.review_sweep_v1(now(), make_interval(days => %s)) AS n",
+        cur = await conn.execute(Q.review_sweep,
                                  (self.config.review_ttl_days,))
         overdue = (await cur.fetchone())["n"]
-        cur = await conn.execute("SELECT memvault.review_open_count_v1() AS n")
+        cur = await conn.execute(Q.review_open_count)
         pending = (await cur.fetchone())["n"]
         return {"orphans": len(orphans), "tiers": tiers["moves"], "pruned": tiers["pruned"], "review_overdue": overdue,
                 "review_pending": pending}

@@ -11,6 +11,7 @@ from uuid import UUID
 import psycopg
 
 from app.background.config import DreamConfig
+from app.db.queries import Q
 from app.worker.app import app, defer_in
 from app.worker.context import get_services
 
@@ -56,10 +57,10 @@ async def dream_schedule(timestamp: int) -> dict:
     cfg = DreamConfig()
     deferred = []
     async with services.db.transaction() as conn:
-        cur = await conn.execute("SELECT memvault.review_sweep_v1(now(), make_interval(days => %s)) AS n",
+        cur = await conn.execute(Q.review_sweep,
                                  (cfg.review_ttl_days,))
         overdue = (await cur.fetchone())["n"]
-        cur = await conn.execute("SELECT * FROM memvault.dream_due_v1(now(), %s, %s)",
+        cur = await conn.execute(Q.dream_due,
                                  (cfg.gate_min_hours, cfg.gate_min_sessions))
         for row in await cur.fetchall():
             if await defer_dream(conn, vault_id=row["vault_id"], trigger="schedule") is not None:

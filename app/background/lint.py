@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from app.background.config import DreamConfig
+from app.db.queries import Q
 from app.models.tasks import LINT_JUDGE, LintInput
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class KnowledgeLint:
         self.config = config or DreamConfig()
 
     async def __call__(self, conn: psycopg.AsyncConnection, run_id: int, since: datetime | None) -> dict[str, Any]:
-        cur = await conn.execute("SELECT * FROM memvault.lint_scan_v1(%s)", (run_id,))
+        cur = await conn.execute(Q.lint_scan, (run_id,))
         found = {r["rule"]: r["found"] for r in await cur.fetchall()}
         judged = await self._judge(conn, run_id, since)
         confirmed = await self._confirm(conn)
@@ -45,7 +46,7 @@ class KnowledgeLint:
 
     async def _judge(self, conn: psycopg.AsyncConnection, run_id: int, since: datetime | None) -> dict[str, int]:
         cfg = self.config
-        cur = await conn.execute("SELECT * FROM memvault.lint_snapshot_v1(%s, %s, %s)",
+        cur = await conn.execute(Q.lint_snapshot,
                                  (since, list(cfg.scan_kinds), cfg.reflect_max_memories))
         items = []
         rows = await cur.fetchall()
@@ -56,27 +57,26 @@ class KnowledgeLint:
             items += [{"rule": f"judge_{i.kind}", "key": str(r["block_id"]),
                        "detail": f"{i.severity}: {i.reason}", "subject": {"block": r["block_id"]}}
                       for i in out.issues if i.kind in ("stale", "orphan", "contradiction", "duplicate")]
-        cur = await conn.execute("SELECT memvault.lint_add_v1(%s, %s::jsonb) AS n", (run_id, json.dumps(items)))
+        cur = await conn.execute(Q.lint_add, (run_id, json.dumps(items)))
         return {"memories": len(rows), "findings": (await cur.fetchone())["n"]}
 
     async def _confirm(self, conn: psycopg.AsyncConnection) -> dict[str, int]:
         cfg = self.config
-        cur = await conn.execute("SELECT * FROM memvault.review_thresholds_v1('lint', %s, %s)",
-                                 (cfg.review_min_confidence, cfg.review_max_impact))
+        cur = await conn.execute(Q.review_thresholds, ("lint", cfg.review_min_confidence, cfg.review_max_impact))
         th = await cur.fetchone()
-        cur = await conn.execute("SELECT * FROM memvault.lint_fixable_v1()")
+        cur = await conn.execute(Q.lint_fixable)
         fixed = queued = 0
         for f in await cur.fetchall():
             confidence = RULE_CONFIDENCE.get(f["rule"], 0.5)
             impact = 1.0 - math.exp(-float(f["impact_signal"]) / cfg.impact_scale)
             if confidence > th["min_confidence"] and impact < th["max_impact"]:
-                c = await conn.execute("SELECT memvault.lint_commit_v1(%s, true) AS s", (f["finding_id"],))
+                c = await conn.execute(Q.lint_commit, (f["finding_id"],))
                 fixed += (await c.fetchone())["s"] == "fixed"
                 continue
-            await conn.execute("SELECT memvault.lint_mark_v1(%s)", (f["finding_id"],))
+            await conn.execute(Q.lint_mark, (f["finding_id"],))
             await conn.execute(
-                "SELECT memvault.review_enqueue_v1('lint', %s, %s::jsonb, %s, %s, %s, NULL, make_interval(days => %s))",
-                (f["finding_id"], json.dumps({"fix": f["fix"], "target_id": f["target_id"], "rule": f["rule"],
+                Q.review_enqueue,
+                ("lint", f["finding_id"], json.dumps({"fix": f["fix"], "target_id": f["target_id"], "rule": f["rule"],
                                               "detail": f["detail"]}),
                  confidence, impact, f"{f['rule']}: {f['detail']} (fix {f['fix']}, confidence {confidence:.2f}, "
                                      f"impact {impact:.2f})", cfg.review_ttl_days))

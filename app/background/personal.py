@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from app.background.config import PersonalConfig
+from app.db.queries import Q
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -52,39 +53,39 @@ class Personal:
     async def upsert_attitude(self, conn: psycopg.AsyncConnection, *, category: str, statement: str,
                               kind: str = "preference", confidence: float = 0.7, evidence: list[str] | None = None,
                               now: datetime | None = None) -> dict[str, Any]:
-        cur = await conn.execute("SELECT memvault.attitude_upsert_v1(%s, %s, %s, %s, %s, coalesce(%s, now())) AS a",
+        cur = await conn.execute(Q.attitude_upsert,
                                  (category, kind, statement, confidence, evidence or [], now))
         return (await cur.fetchone())["a"]
 
     async def attitudes(self, conn: psycopg.AsyncConnection, *, now: datetime | None = None,
                         include_suppressed: bool = False) -> list[dict[str, Any]]:
         c = self.config
-        cur = await conn.execute("SELECT a FROM memvault.attitudes_v1(coalesce(%s, now()), %s, %s, %s) a",
+        cur = await conn.execute(Q.attitudes,
                                  (now, c.attitude_lambda, c.attitude_min_confidence, include_suppressed))
         return [r["a"] for r in await cur.fetchall()]
 
     async def record_skill_use(self, conn: psycopg.AsyncConnection, name: str, *, amount: float = 1.0,
                                evidence: str | None = None, now: datetime | None = None) -> dict[str, Any]:
         c = self.config
-        cur = await conn.execute("SELECT memvault.record_skill_use_v1(%s, %s, %s, coalesce(%s, now()), %s, %s, %s) AS s",
+        cur = await conn.execute(Q.record_skill_use,
                                  (name, amount, evidence, now, c.skill_half_life_days, c.skill_l2, c.skill_l3))
         return (await cur.fetchone())["s"]
 
     async def skills(self, conn: psycopg.AsyncConnection, *, now: datetime | None = None) -> list[dict[str, Any]]:
         c = self.config
-        cur = await conn.execute("SELECT s FROM memvault.skills_v1(coalesce(%s, now()), %s, %s, %s) s",
+        cur = await conn.execute(Q.skills,
                                  (now, c.skill_half_life_days, c.skill_l2, c.skill_l3))
         return [r["s"] for r in await cur.fetchall()]
 
     async def from_memories(self, conn: psycopg.AsyncConnection, since: datetime | None) -> dict[str, int]:
         """The dream's part: preferences stated since ``since`` become attitudes, skill uses raise skills."""
-        cur = await conn.execute("SELECT * FROM memvault.dream_preferences_since_v1(%s)", (since,))
+        cur = await conn.execute(Q.dream_preferences_since, (since,))
         prefs = await cur.fetchall()
         for p in prefs:
             await self.upsert_attitude(conn, category=attitude_category(p["content"]), statement=p["content"],
                                        confidence=float(p["confidence"]),
                                        evidence=[p["session_id"]] if p["session_id"] else [])
-        cur = await conn.execute("SELECT * FROM memvault.dream_skill_uses_since_v1(%s, %s)",
+        cur = await conn.execute(Q.dream_skill_uses_since,
                                  (since, list(self.config.self_keys)))
         uses = await cur.fetchall()
         for u in uses:

@@ -12,6 +12,7 @@ import json
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from app.db.queries import Q
 from app.pagerank import pagerank
 
 if TYPE_CHECKING:
@@ -21,29 +22,29 @@ TOP_N = 10
 
 
 async def write_snapshot(conn: psycopg.AsyncConnection, day: date, *, top_n: int = TOP_N) -> dict[str, Any]:
-    cur = await conn.execute("SELECT * FROM memvault.centrality_edges_v1()")
+    cur = await conn.execute(Q.centrality_edges)
     edges = [(int(r["subject_id"]), int(r["object_id"]), float(r["weight"])) for r in await cur.fetchall()]
     ranks = pagerank(edges)
     top = sorted(ranks.items(), key=lambda kv: (-kv[1], kv[0]))[:top_n]
-    cur = await conn.execute("SELECT * FROM memvault.entity_names_v1(%s)", ([e for e, _ in top],))
+    cur = await conn.execute(Q.entity_names, ([e for e, _ in top],))
     names = {r["entity_id"]: r["name"] for r in await cur.fetchall()}
     entities = [{"name": names[e], "ppr": round(s, 5)} for e, s in top if e in names]
-    cur = await conn.execute("SELECT memvault.write_daily_snapshot_v1(%s, %s::jsonb, %s) AS s",
+    cur = await conn.execute(Q.write_daily_snapshot,
                              (day, json.dumps(entities), top_n))
     return (await cur.fetchone())["s"]
 
 
 async def profile(conn: psycopg.AsyncConnection, *, days: int = 7) -> dict[str, Any]:
-    cur = await conn.execute("SELECT * FROM memvault.interest_profile_v1()")
+    cur = await conn.execute(Q.interest_profile)
     windows = {str(r["window_days"]): {"recalls": r["recalls"], "intents": r["intents"], "entities": r["entities"]}
                for r in await cur.fetchall()}
-    cur = await conn.execute("SELECT s FROM memvault.daily_snapshots_v1(%s) s", (days,))
+    cur = await conn.execute(Q.daily_snapshots, (days,))
     return {"windows": windows, "snapshots": [r["s"] for r in await cur.fetchall()]}
 
 
 async def gaps(conn: psycopg.AsyncConnection, *, min_access: int = 3, min_failures: int = 2) -> dict[str, Any]:
-    cur = await conn.execute("SELECT * FROM memvault.structural_gaps_v1(%s)", (min_access,))
+    cur = await conn.execute(Q.structural_gaps, (min_access,))
     structural = [dict(r) for r in await cur.fetchall()]
-    cur = await conn.execute("SELECT * FROM memvault.failure_gaps_v1(%s)", (min_failures,))
+    cur = await conn.execute(Q.failure_gaps, (min_failures,))
     failures = [dict(r) for r in await cur.fetchall()]
     return {"structural": structural, "repeated_failure": failures}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.background.config import DreamConfig
+from app.db.queries import Q
 from app.models.tasks import RESOLVE_CONFLICT, ResolveConflictInput
 
 if TYPE_CHECKING:
@@ -64,11 +65,15 @@ class TemporalConflictResolution:
             judge, escalated = f"{RESOLVE_CONFLICT.id}:{self.strong.name}", True
         confidence = float(out.confidence)
         reason = out.reason
+        d = row["detail"] or {}
         if row["source"] == "slot" and out.action == "SUPERSEDE":
             confidence = 1 - (1 - confidence) * (1 - cfg.slot_corroboration)
-            d = row["detail"] or {}
             reason = f"{reason}; slot scan: {d.get('subject')} {d.get('predicate')} {d.get('old_object')!r} -> " \
                      f"{d.get('new_object')!r}"
+        elif row["source"] == "value" and out.action == "SUPERSEDE":
+            confidence = 1 - (1 - confidence) * (1 - cfg.slot_corroboration)
+            reason = f"{reason}; value scan: {d.get('old_values')} -> {d.get('new_values')} at cosine " \
+                     f"{d.get('cosine')}"
         return Judgement(out.action, round(confidence, 4), reason, judge, escalated)
 
     def impact(self, row: dict[str, Any]) -> float:
@@ -87,11 +92,10 @@ class TemporalConflictResolution:
     async def resolve_pending(self, conn: psycopg.AsyncConnection, *, limit: int) -> dict[str, Any]:
         """Judge every candidate pair of the vault in scope on ``conn`` and apply or queue each verdict."""
         cfg = self.config
-        cur = await conn.execute("SELECT * FROM memvault.review_thresholds_v1('conflict', %s, %s)",
-                                 (cfg.review_min_confidence, cfg.review_max_impact))
+        cur = await conn.execute(Q.review_thresholds, ("conflict", cfg.review_min_confidence, cfg.review_max_impact))
         th = await cur.fetchone()
         min_conf, max_imp = float(th["min_confidence"]), float(th["max_impact"])
-        cur = await conn.execute("SELECT * FROM memvault.dream_conflicts_to_judge_v1(%s)", (limit,))
+        cur = await conn.execute(Q.dream_conflicts_to_judge, (limit,))
         rows = await cur.fetchall()
         counts: dict[str, Any] = {"judged": 0, "applied": {"MERGE": 0, "SUPERSEDE": 0, "COEXIST": 0}, "queued": 0,
                                   "stale": 0, "escalated": 0}
@@ -99,7 +103,7 @@ class TemporalConflictResolution:
             j = await self.judge(row)
             impact = self.impact(row)
             route = self.route(j, impact, min_conf, max_imp, row["source"])
-            cur = await conn.execute("SELECT memvault.apply_conflict_verdict_v1(%s, %s, %s, %s, %s, %s) AS s",
+            cur = await conn.execute(Q.apply_conflict_verdict,
                                      (row["conflict_id"], j.action, j.confidence, j.reason, j.judge, route))
             status = (await cur.fetchone())["s"]
             counts["judged"] += 1
@@ -110,9 +114,8 @@ class TemporalConflictResolution:
                             "reason": j.reason, "judge": j.judge, "source": row["source"]}
                 why = "low confidence" if j.confidence <= min_conf or j.action == "COEXIST" else "high impact"
                 await conn.execute(
-                    "SELECT memvault.review_enqueue_v1('conflict', %s, %s::jsonb, %s, %s, %s, NULL, "
-                    "make_interval(days => %s))",
-                    (row["conflict_id"], json.dumps(proposal), j.confidence, impact,
+                    Q.review_enqueue,
+                    ("conflict", row["conflict_id"], json.dumps(proposal), j.confidence, impact,
                      f"{j.action} at confidence {j.confidence:.2f}, impact {impact:.2f}: {why}",
                      cfg.review_ttl_days))
                 counts["queued"] += 1

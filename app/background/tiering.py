@@ -15,6 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from app.background.config import TierConfig
+from app.db.queries import Q
 from app.models.tasks import SUMMARIZE, SummarizeInput
 from app.models.tasks.text import split_sentences, truncate_chars
 
@@ -41,7 +42,7 @@ class TierDigest:
 
     async def __call__(self, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         c = self.config
-        cur = await conn.execute("SELECT * FROM memvault.tier_plan_v1(now(), %s, %s, %s, %s, %s)",
+        cur = await conn.execute(Q.tier_plan,
                                  (c.hot_days, c.warm_days, c.cold_days, c.keep_confidence, c.batch))
         moves = []
         counts: dict[str, int] = {}
@@ -56,8 +57,8 @@ class TierDigest:
             key = f"{r['from_tier']}->{r['to_tier']}"
             counts[key] = counts.get(key, 0) + 1
         if moves:
-            await conn.execute("SELECT memvault.apply_tiers_v1(%s::jsonb)", (json.dumps(moves),))
-        cur = await conn.execute("SELECT memvault.prune_rejected_v1(now(), %s, %s) AS ids",
+            await conn.execute(Q.apply_tiers, (json.dumps(moves),))
+        cur = await conn.execute(Q.prune_rejected,
                                  (c.prune_min_down, c.prune_idle_days))
         pruned = (await cur.fetchone())["ids"]
         return {"moves": counts, "pruned": len(pruned)}

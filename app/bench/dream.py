@@ -67,7 +67,7 @@ def handler(args: argparse.Namespace) -> int:
 
     result = run_bench(core, settings)
     print(format_table(result, title=f"dream over {args.path.name}{conditions_note()}"))
-    write_json(args.json_path, {k: v for k, v in result.items() if k != "details"})
+    write_json(args.json_path, result)  # with the per-conversation / per-question details
     return 0
 
 
@@ -187,7 +187,9 @@ async def run_longmemeval_dream(services: Services, questions: list) -> dict[str
                                      "after": round(mean(map(float, judged_a)), 4) if judged_a else None,
                                      "questions": len(judged_a)},
         "questions": len(rows), "types": sorted({r["type"] for r in rows}),
-        "details": [{**d, "current_first": (r["current_first_before"], r["current_first_after"])}
+        "details": [{**d, "current_first": (r["current_first_before"], r["current_first_after"]),
+                     "gold": r["before"]["gold"], "ranked": (r["before"]["ranked"][:10], r["after"]["ranked"][:10]),
+                     "top": (r["before"]["top"], r["after"]["top"])}
                     for d, r in zip(dreams, rows, strict=True)],
     }
 

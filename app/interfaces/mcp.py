@@ -15,18 +15,26 @@ REST model's JSON schema, not one inferred again from a Python signature:
 - ``forget``: retract a memory (it stops being recalled; its record and history stay).
 - ``feedback``: '+' or '-' on a memory (``FeedbackIn``), which recall's FeedbackBoost and pruning read.
 
+Resources (read-only context a client may attach without a tool call):
+- ``memvault://vaults/{vault}/profile``: the vault's interest profile, as ``GET /v1/vaults/{vault}/profile``
+  answers it (the 7 / 30 / 90-day windows of intents and entities, and the last 7 daily snapshots), JSON. Listed
+  for the server's ``--vault``; any vault the key may read through the template.
+
 A tool that fails on its input (a missing vault, an empty query, a field out of range) answers with ``isError``
-and a message that says what to fix, which the model can act on. An unknown tool is the SDK's protocol error.
+and a message that says what to fix, which the model can act on. An unknown tool is the SDK's protocol error, and
+so is a resource that cannot be read (an unknown URI or vault, a key that may not read it), with the same message.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote, unquote
 
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
@@ -108,6 +116,17 @@ TOOLS = {t.name: t for t in (
 )}
 
 
+PROFILE_TEMPLATE = "memvault://vaults/{vault}/profile"
+PROFILE_URI = re.compile(r"^memvault://vaults/([^/?#]+)/profile$")
+PROFILE_DESCRIPTION = ("The vault's interest profile: what the user asked about and which entities mattered over the "
+                       "last 7, 30 and 90 days, and the daily snapshots (top intents, top entities, change since "
+                       "the day before).")
+
+
+def profile_uri(vault: str) -> str:
+    return PROFILE_TEMPLATE.format(vault=quote(vault, safe=""))
+
+
 class MemvaultTools:
     """The tools over already started services, independent of any transport.
 
@@ -138,6 +157,19 @@ class MemvaultTools:
                 log.error("mcp tool %s failed: %s", name, exc, exc_info=exc)
             return _tool_error(str(exc))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=False)
+
+    async def read_resource(self, uri: str) -> str:
+        """A resource's text (JSON); InvalidInput for a URI that names no resource of this server."""
+        from app.background import profile
+
+        m = PROFILE_URI.match(uri)
+        if m is None:
+            raise InvalidInput(f"no resource {uri!r}; the resources are {PROFILE_TEMPLATE}",
+                               hint=f"e.g. {profile_uri(self.default_vault or 'my-vault')}")
+        vault = await self._vault(unquote(m.group(1)), "read")
+        async with self.services.db.transaction(vault.id) as conn:
+            body = await profile.profile(conn)
+        return json.dumps(body, ensure_ascii=False, default=str)
 
     async def _vault(self, name: str | None, scope: str = "write") -> Vault:
         from app.vaults import get_vault
@@ -231,8 +263,40 @@ def build_server(tools_for: Callable[[ServerRequestContext], Awaitable[MemvaultT
             return _tool_error(str(exc))
         return await tools.call(params.name, params.arguments or {})
 
+    async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourcesResult:
+        listed = [types.Resource(name=f"profile of {default_vault}", uri=profile_uri(default_vault),
+                                 mime_type="application/json", description=PROFILE_DESCRIPTION)] \
+            if default_vault else []
+        return types.ListResourcesResult(resources=listed)
+
+    async def list_resource_templates(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+                                      ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            name="profile", uri_template=PROFILE_TEMPLATE, mime_type="application/json",
+            description=PROFILE_DESCRIPTION)])
+
+    async def read_resource(ctx: ServerRequestContext, params: types.ReadResourceRequestParams
+                            ) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+
+        from app.db.connector import act_as
+
+        uri = str(params.uri)
+        try:
+            tools = await tools_for(ctx)
+            act_as(tools.principal.actor)
+            text = await tools.read_resource(uri)
+        except MemvaultError as exc:  # the caller's to fix (a URI, a vault, a key): said as the REST API says it
+            if exc.status >= 500:
+                log.error("mcp resource %s failed: %s", uri, exc, exc_info=exc)
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="application/json",
+                                                                             text=text)])
+
     return Server("memvault", version=version("memvault"), instructions=instructions(default_vault),
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                  on_list_resource_templates=list_resource_templates, on_read_resource=read_resource)
 
 
 async def serve_stdio(services: Services, default_vault: str | None, principal: Principal) -> None:

@@ -83,7 +83,7 @@ async def test_conflict_superseded_with_the_right_valid_times(client, services, 
     assert new in now_ids and old not in now_ids
     # a second dream finds nothing new and changes nothing
     again = (await DreamLoop(services).run(vault, force=True)).run
-    assert again["report"]["conflicts"]["found"] == {"slot": 0, "semantic": 0, "duplicate": 0}
+    assert again["report"]["conflicts"]["found"] == {"slot": 0, "semantic": 0, "value": 0, "duplicate": 0}
     assert await _audit(services, vault, "dream.supersede") == 1
 
 

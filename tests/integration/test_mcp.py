@@ -10,6 +10,7 @@ import os
 import socket
 import sys
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from app.auth import Principal
+from app.background.profile import write_snapshot
 from app.interfaces.mcp import MemvaultTools, http_app
 from tests.conftest import cli_env
 
@@ -169,3 +171,25 @@ async def test_http_command_serves_on_loopback(db_url, admin_key) -> None:
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_profile_resource_over_http_is_the_rest_profile(client, services, vault, admin_key) -> None:
+    """The interest profile as an MCP resource: listed for the server's vault, a template for any vault, read
+    through the SDK's client with the same body as GET .../profile; what cannot be read says why."""
+    await client.post(f"/v1/vaults/{vault.name}/recall", json={"query": "What do I do on weekends?"})
+    async with services.db.transaction(vault.id) as conn:  # today's snapshot, as the dream's orient stage writes it
+        await write_snapshot(conn, datetime.now(UTC).date())
+    rest = (await client.get(f"/v1/vaults/{vault.name}/profile")).json()
+    async with http_session(services, vault.name, admin_key) as session:
+        await session.initialize()
+        [listed] = (await session.list_resources()).resources
+        assert str(listed.uri) == f"memvault://vaults/{vault.name}/profile" and listed.mime_type == "application/json"
+        [template] = (await session.list_resource_templates()).resource_templates
+        assert template.uri_template == "memvault://vaults/{vault}/profile"
+        [contents] = (await session.read_resource(listed.uri)).contents
+        body = json.loads(contents.text)
+        assert body == rest and body["snapshots"] and set(body["windows"]) == {"7", "30", "90"}
+        with pytest.raises(MCPError, match="unknown vault 'nobody'"):
+            await session.read_resource("memvault://vaults/nobody/profile")
+        with pytest.raises(MCPError, match="no resource"):
+            await session.read_resource(f"memvault://vaults/{vault.name}/diary")

@@ -12,16 +12,9 @@ EXEMPT = ("app/db/", "app/bench/")
 SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|DROP|ALTER|SET|LOAD|TRUNCATE|COPY|GRANT|VACUUM|"
                  r"ANALYZE)\s|\bFROM\s+(memvault|public|ag_catalog)\.|\bmemvault\.\w+_v\d+\s*\(", re.S)
 
-# Modules not converted yet (each still sends SQL text of its own): the dream loop's, being changed on its branch
-# this round, and the new modules that branch adds (listed ahead, so that landing them is not blocked; an entry may
-# name a module that does not exist yet). Converted once it lands; the list only shrinks.
-REMAINING: frozenset[str] = frozenset({
-    "app/background/api.py", "app/background/dream.py", "app/background/dream_job.py", "app/background/review.py",
-    "app/background/tcr.py",
-    # in flight on the dream loop's branch
-    "app/background/communities.py", "app/background/discovery.py", "app/background/personal.py",
-    "app/background/profile.py", "app/background/tiering.py", "app/background/lint.py",
-})
+# Modules not converted yet (each still sends SQL text of its own). Empty since the dream loop's modules moved
+# their statements to sql/queries.sql; it may only shrink, so a new module starts converted.
+REMAINING: frozenset[str] = frozenset()
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
