@@ -726,3 +726,19 @@ SELECT memvault.prune_rejected_v1(now(), %s, %s) AS ids;
 -- dream_conflict_scan --
 -- app/background/dream.py: candidate pairs into dream_conflict (DreamConfig's scan_* fields)
 SELECT memvault.dream_conflict_scan_v2(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) AS scan;
+
+-- normalize_predicates --
+-- app/background/normalize.py: at most %s triples
+SELECT memvault.normalize_predicates_v1(%s) AS r;
+
+-- entities_to_normalize --
+-- app/background/normalize.py: created since %s, at most %s
+SELECT * FROM memvault.entities_to_normalize_v1(%s, %s);
+
+-- entities_by_keys --
+-- app/background/normalize.py
+SELECT * FROM memvault.entities_by_keys_v1(%s);
+
+-- normalize_entities --
+-- app/background/normalize.py: merges, then renames
+SELECT memvault.normalize_entities_v1(%s::jsonb, %s::jsonb) AS r;

@@ -45,6 +45,8 @@ class DreamConfig:
     review_rate: float = 0.2
     # Reflect: the newest 60 memories and units since the last dream are the snapshot the reflect task reads.
     reflect_max_memories: int = 60
+    # Normalization (consolidate): at most 5000 triples renamed and 5000 new entities looked at a dream.
+    normalize_limit: int = 5000
     # Prune: at most 1000 orphan entities a dream.
     prune_orphans_limit: int = 1000
 

@@ -7,7 +7,9 @@
   and graph centrality (the existing GraphCentrality job's code, for the vault if its graph changed).
 - ``_reflect``: L2 community summaries; the ``reflect`` task reads a snapshot of the new memories, and its
   insights and knowledge gaps go to the discovery inbox.
-- ``_consolidate``: temporal conflict resolution of every candidate pair (``app.background.tcr``): duplicates
+- ``_consolidate``: the stored facts normalized (``app.background.normalize``: predicates to their canonical
+  names, entity names cleaned, dates in ISO 8601, entities that are one merged), then temporal conflict
+  resolution of every candidate pair (``app.background.tcr``): duplicates
   merged, contradictions superseded, the unsure and the high-impact queued for review; the knowledge lint's four
   levels (``app.background.lint``); preferences into attitudes
   and skill uses into skills (``app.background.personal``).
@@ -37,6 +39,7 @@ from app.background.communities import Communities, MultiSignalEdges
 from app.background.config import CommunityConfig, DreamConfig, EdgeConfig, PersonalConfig, TierConfig
 from app.background.discovery import SurpriseDiscovery
 from app.background.lint import KnowledgeLint
+from app.background.normalize import FactNormalizer
 from app.background.personal import Personal
 from app.background.profile import write_snapshot
 from app.background.tcr import TemporalConflictResolution
@@ -88,6 +91,7 @@ class DreamLoop:
         self.personal = Personal(personal)
         self.tiers = TierDigest(services.llm, tiers)
         self.lint = KnowledgeLint(services.llm, self.config)
+        self.normalizer = FactNormalizer(self.config.normalize_limit)
         self.tcr = TemporalConflictResolution(services.llm, get_judge_llm(services.settings), self.config)
 
     # --- the run ------------------------------------------------------------------------------------------
@@ -188,6 +192,7 @@ class DreamLoop:
             "discoveries_added": s.get("reflect", {}).get("added", 0)
             + s.get("gather_signal", {}).get("discoveries", {}).get("added", 0),
             "personal": consolidate.get("personal", {}),
+            "normalized": consolidate.get("normalized", {}),
             "lint": {k: consolidate.get("lint", {}).get(k) for k in ("found", "fixed", "queued")},
             "tiers": s.get("prune_and_report", {}).get("tiers", {}),
             "pruned": s.get("prune_and_report", {}).get("pruned", 0),
@@ -253,9 +258,11 @@ class DreamLoop:
                 **summaries}
 
     async def _consolidate(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+        normalized = await self.normalizer(conn, ctx.since)
         counts = await self.tcr.resolve_pending(conn, limit=self.config.scan_limit * 2)
         lint = await self.lint(conn, ctx.run_id, ctx.since)
-        return {**counts, "lint": lint, "personal": await self.personal.from_memories(conn, ctx.since)}
+        return {"normalized": normalized, **counts, "lint": lint,
+                "personal": await self.personal.from_memories(conn, ctx.since)}
 
     async def _prune_and_report(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         cur = await conn.execute(Q.prune_orphan_entities,

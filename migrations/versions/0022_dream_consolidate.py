@@ -1,6 +1,7 @@
-"""The dream's bounded contradiction scan (seed 004): dream_conflict accepts the 'value' pairs it proposes.
+"""The dream (seed 004): dream_conflict accepts the 'value' pairs of the bounded contradiction scan, and the
+consolidate stage's normalization gets its reference data (predicate_alias: other names of the canonical predicates).
 
-The statements live in sql/incremental/022-dream-scan.sql; its functions are applied at head.
+The statements live in sql/incremental/022-dream-consolidate.sql; its functions are applied at head.
 
 Revision ID: 0022
 Revises: 0020
@@ -19,7 +20,7 @@ depends_on = None
 
 def upgrade() -> None:
     conn = op.get_bind()
-    apply_incremental(conn, "022-dream-scan.sql")
+    apply_incremental(conn, "022-dream-consolidate.sql")
 
 
 def downgrade() -> None:
