@@ -542,6 +542,17 @@ canonical_predicate = Table(
     PrimaryKeyConstraint("predicate"),
 )
 
+# Other names of the canonical predicates, for the consolidate stage's normalization
+# (sql/incremental/022-dream-consolidate.sql).
+predicate_alias = Table(
+    "predicate_alias", metadata,
+    Column("alias", Text, nullable=False),
+    Column("predicate", Text, nullable=False),
+    PrimaryKeyConstraint("alias"),
+    ForeignKeyConstraint(["predicate"], ["memvault.canonical_predicate.predicate"]),
+    Index("predicate_alias_predicate_idx", "predicate"),
+)
+
 type_affinity = Table(
     "type_affinity", metadata,
     Column("type_a", Text, nullable=False),

@@ -39,4 +39,5 @@ INSERT INTO memvault.predicate_alias (alias, predicate) VALUES
     ('postal_address', 'address'), ('home_address', 'address'),
     ('named', 'name'), ('called', 'name'),
     ('state', 'status');
+CREATE INDEX predicate_alias_predicate_idx ON memvault.predicate_alias (predicate);
 GRANT SELECT ON memvault.predicate_alias TO memvault_app;
