@@ -130,17 +130,21 @@ def as_of_for(q: LmeQuestion, mode: str = "after-history") -> datetime | None:
 
 async def recall_sessions(services: Services, retriever: Retriever, vault: Any, q: LmeQuestion,
                           as_of: str = "after-history") -> tuple[list[Memory], list[str], float]:
-    """Ask until 10 distinct sessions are filled (or nothing more comes back); total milliseconds."""
+    """Ask until 10 distinct sessions are filled (or asking for more brings nothing more); total milliseconds.
+
+    Fewer memories than asked does not mean the vault has no more: the formatter collapses a card that repeats
+    a better one (a closed session's sentence-level units beside their turn), so 50 asked may give 43 while
+    100 asked gives 90. Only an answer that does not grow when more is asked ends the search early."""
     file_id = {s.id: s.file_id for s in q.sessions}  # a reused id's second session counts as the file's id
-    n, total_ms = FIRST_ASK, 0.0
+    n, total_ms, before = FIRST_ASK, 0.0, -1
     while True:
         hits, ms = await timed_recall(retriever, vault, q.question, as_of=as_of_for(q, as_of), n=n)
         total_ms += ms
         memories = await memories_for(services, vault, hits)
         ranked = list(dict.fromkeys(file_id.get(s, s) for s in rank_sessions(m.sessions for m in memories)))
-        if len(ranked) >= SESSIONS_K or len(hits) < n or n >= MAX_ASK:
+        if len(ranked) >= SESSIONS_K or len(hits) <= before or n >= MAX_ASK:
             return memories, ranked, total_ms
-        n = min(n * 2, MAX_ASK)
+        before, n = len(hits), min(n * 2, MAX_ASK)
 
 
 def longmemeval_folds(questions: Sequence[LmeQuestion], k: int, seed: int = 0) -> list[Fold]:

@@ -214,6 +214,16 @@ class CohesionConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SpreadConfig:
+    """SessionSpread (app/read/spread.py): a question that asks for many things (asks_many) takes its candidates
+    from more sessions: each next place goes to the best score x (1 - weight) ** (its session's places so far)."""
+
+    enabled: bool = True
+    weight: float = 0.35
+    always: bool = False  # every question, not only those asks_many reads as asking for many
+
+
+@dataclass(frozen=True, slots=True)
 class IntentProfile:
     """Everything an intent decides downstream."""
 
@@ -236,6 +246,7 @@ FAST_RECIPE: tuple[str, ...] = (
     "app.read.continuity:SessionContinuity",
     "app.read.speaker:SpeakerMatch",
     "app.read.cohesion:SessionCohesion",
+    "app.read.spread:SessionSpread",
     "app.read.rerank:RerankStage",
     "app.read.funnel:SelectionFunnel",
 )
@@ -246,6 +257,7 @@ SLOW_RECIPE: tuple[str, ...] = (
     "app.read.gap:KnowledgeGap",
     "app.read.speaker:SpeakerMatch",
     "app.read.cohesion:SessionCohesion",
+    "app.read.spread:SessionSpread",
     "app.read.rerank:RerankStage",
     "app.read.funnel:SelectionFunnel",
     "app.read.cascade:CascadeRecall",
@@ -275,6 +287,7 @@ class ReadConfig:
     continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
     speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
     cohesion: CohesionConfig = field(default_factory=CohesionConfig)
+    spread: SpreadConfig = field(default_factory=SpreadConfig)
     # ScoringConfig fields set over every intent's profile, as (name, value) pairs: how a benchmark's --tune
     # tries a scoring coefficient (app/bench/folds.py); empty in service.
     scoring_overrides: tuple[tuple[str, Any], ...] = ()

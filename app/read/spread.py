@@ -1,0 +1,105 @@
+"""SessionSpread: a question that gathers across occasions gets its answer from more than one conversation.
+
+"What activities does Melanie partake in?", "Where has Melanie camped?", "Which cities has Jon visited?", "What is
+the order of the six museums I visited?", "How many times have I been to the gym?": each asks for a list of
+things that happened on different occasions, and each occasion is a session of its own. The best-scoring
+candidates of such a question tend to come from one or two sessions (the one where the topic was discussed at
+length: every turn of it shares the question's words), and SessionCohesion lifts them further; the other
+occasions, each mentioned once, rank below them.
+
+So when the question asks for many (``asks_many``), the candidates are re-ordered greedily: each next place goes
+to the candidate with the best score x ``(1 - weight) ** n``, ``n`` being how many candidates of its session are
+already placed. No candidate is added or dropped, and a question that asks for one thing keeps its order.
+
+``asks_many`` reads the question's form only, as people write it in any conversation: "both" / "in common",
+"how many times", "the order of", "list", a plural noun asked about ("What activities", "Which cities", "What kinds
+of"), and the present perfect of experience ("Where has she camped?", "What have I bought?").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, ClassVar
+
+from app.read.config import SpreadConfig
+from app.read.context import ReadStage, RecallContext
+from app.read.search import Candidate
+from app.read.stats import COUNTERS
+
+if TYPE_CHECKING:
+    from app.read.config import ReadConfig
+    from app.services import Services
+
+_MARKERS = re.compile(
+    r"\bboth\b|\bin common\b|\bhow many (?:times|different|kinds|types)\b|\bthe order of\b"
+    r"|\b(?:list|name) (?:all|the|every)\b|\ball (?:the )?(?:\w+ )?(?:places|things|times|ways)\b"
+    r"|哪些|几次|幾次|多少次", re.I)
+# "What activities does...", "Which cities has...", "What kinds of art...": a plural noun asked about.
+_PLURAL_ASKED = re.compile(
+    r"^\W*(?:what|which)\s+(?:(?:kinds|types|sorts)\s+of\b|(?:[\w+-]+\s+)?(?!news\b)[a-z]*[^siu\W]s\s+"
+    r"(?:has|have|had|did|does|do|is|are|was|were)\b)", re.I)
+_AUX = re.compile(r"\b(?:do|does|did|is|are|was|were|am|has|have|had|can|could|will|would|should|shall|may|might"
+                  r"|must)\b", re.I)
+_WH = re.compile(r"^\W*(?:what|which|where|who|whom|how)\b", re.I)
+_PROGRESSIVE = re.compile(r"^\s+(?:\S+\s+){0,3}?been\s+\w+ing\b", re.I)
+_NOT_MANY = re.compile(r"^\W*(?:when|how long|why)\b", re.I)
+
+
+def _present_perfect(query: str) -> bool:
+    """The question's own auxiliary is has / have, not progressive: "Where has Melanie camped?", "What have I
+    bought?" (an experience gathered over time), not "How does Gina describe the studio Jon has opened?"."""
+    if not _WH.search(query):
+        return False
+    aux = _AUX.search(query)
+    return aux is not None and aux.group(0).lower() in ("has", "have") \
+        and _PROGRESSIVE.match(query[aux.end():]) is None
+
+
+def asks_many(query: str) -> bool:
+    """Whether ``query`` asks for several things gathered across occasions (see the module's docstring)."""
+    if _NOT_MANY.search(query):
+        return False
+    return bool(_MARKERS.search(query) or _PLURAL_ASKED.search(query) or _present_perfect(query))
+
+
+def spread(cands: list[Candidate], weight: float) -> list[Candidate]:
+    """``cands`` re-ordered greedily: score x (1 - weight) ** (candidates of its session already placed)."""
+    keep = 1.0 - weight
+    left = sorted(cands, key=lambda c: (-c.score, c.id))
+    placed: dict[str, int] = {}
+    out: list[Candidate] = []
+    while left:
+        best_i, best_v = 0, float("-inf")
+        for i, c in enumerate(left):
+            v = c.score * keep ** placed.get(c.session_id, 0) if c.session_id else c.score
+            if v > best_v:
+                best_i, best_v = i, v
+        c = left.pop(best_i)
+        if c.session_id:
+            placed[c.session_id] = placed.get(c.session_id, 0) + 1
+        out.append(c)
+    return out
+
+
+class SessionSpread(ReadStage):
+    name: ClassVar[str] = "spread"
+
+    def __init__(self, config: SpreadConfig | None = None) -> None:
+        self.config = config or SpreadConfig()
+
+    @classmethod
+    def build(cls, services: Services, config: ReadConfig) -> SessionSpread:
+        return cls(config.spread)
+
+    def active(self, ctx: RecallContext) -> bool:
+        cfg = self.config
+        return cfg.enabled and cfg.weight > 0 and (cfg.always or asks_many(ctx.query))
+
+    async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
+        if len(cands) < 2:
+            return cands
+        out = spread(cands, self.config.weight)
+        moved = sum(1 for a, b in zip(cands, out, strict=True) if a.id != b.id)
+        COUNTERS.incr("spread.applied")
+        ctx.emit(moved=moved, sessions=len({c.session_id for c in out[: ctx.k]}))
+        return out
