@@ -60,6 +60,13 @@ class Settings(BaseSettings):
         description="A second embedding model for a third RRF rail (app/read/rail2.py): the worker embeds each block "
         "with it after the write, recall embeds the query with it too. 'none' (default): two rails.",
     )
+    day_first: bool = Field(
+        default=False,
+        description="How an ambiguous numeric date is read, in what is written and in questions: false (default), "
+        "month first as in the US ('03/04/2023' is 4 March); true, day first as most other places write it (3 "
+        "April). A number over 12 is the day either way ('13/04/2023'); dates with a month name, year-first dates "
+        "('2023-04-03') and dotted ones ('03.04.2023', always day first) are never ambiguous.",
+    )
     bench_db: str = Field(
         default="memvault_bench",
         description="The benchmarks' own database on the configured server (created and migrated if missing); "

@@ -221,6 +221,7 @@ class SpreadConfig:
     enabled: bool = True
     weight: float = 0.35
     always: bool = False  # every question, not only those asks_many reads as asking for many
+    candidates: int = 0  # at least this many candidates for such a question (0: as many as any other)
 
 
 @dataclass(frozen=True, slots=True)

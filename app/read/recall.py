@@ -30,6 +30,7 @@ from app.read.pipeline import Pipeline
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate
+from app.read.spread import asks_many
 from app.read.stats import COUNTERS
 from app.read.timeframe import QueryTimeframe, asks_when
 
@@ -106,7 +107,7 @@ class ReadTrack:
         self.shortcut = shortcut
         self.classify = QueryClassify(services)
         self.router = PersonalizedRouter(services, alpha=cfg.router_alpha, min_samples=cfg.router_min_samples)
-        self.timeframe = QueryTimeframe()
+        self.timeframe = QueryTimeframe(day_first=services.settings.day_first)
         self.pipeline = Pipeline(services, cfg)
         self.formatter = OutputFormatter(cards_share=cfg.cards_share, long_tokens=cfg.long_tokens,
                                          near_dup_cos=cfg.near_dup_cos)
@@ -182,7 +183,8 @@ class ReadTrack:
             query=query, vault=vault, qvec=qvec, intent=routed.intent, classification=cls, routed=routed,
             profile=profile, scoring=scoring, thinking=thinking, plan=LayerPlan.for_mode(profile.mode, thinking),
             as_of=options.as_of, known_at=options.known_at, timeframe=timeframe,
-            limit=max(cfg.candidates, k, cfg.funnel.candidates if funnel_on else 0), k=k, budget=budget,
+            limit=max(cfg.candidates, k, cfg.funnel.candidates if funnel_on else 0,
+                      cfg.spread.candidates if cfg.spread.enabled and asks_many(query) else 0), k=k, budget=budget,
             funnel=funnel_on, services=self.services, config=cfg, clock=clock)
 
     async def retrieve(self, ctx: RecallContext) -> list[Candidate]:

@@ -195,8 +195,11 @@ def _anchored_weekend_of(start: datetime) -> tuple[datetime, datetime]:
 
 
 class QueryTimeframe:
-    def __init__(self) -> None:
-        self._dates = TemporalNormalizer()
+    """``day_first``: how the question's ambiguous numeric dates are read (the setting ``day_first``, as the write
+    track reads the memories')."""
+
+    def __init__(self, day_first: bool = False) -> None:
+        self._dates = TemporalNormalizer(day_first=day_first)
 
     def __call__(self, query: str, as_of: datetime | None) -> Timeframe | None:
         ref = as_aware(as_of or datetime.now(UTC))

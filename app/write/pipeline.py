@@ -85,10 +85,10 @@ class WriteTrack:
                  clock: StageClock | None = None, spare: int = 2) -> None:
         from app.safety.semantic import guard_reads
         from app.write.gates.chain import SafetyGates
-        from app.write.normalize import ContentNormalizer
+        from app.write.normalize import ContentNormalizer, TemporalNormalizer
 
         self.services = services
-        self.normalizer = ContentNormalizer()
+        self.normalizer = ContentNormalizer(temporal=TemporalNormalizer(day_first=services.settings.day_first))
         self.gates = SafetyGates()
         # The guard's semantic detector was trained on one embedder's vectors; it reads the write track's own only
         # when they come from that embedder (else it embeds what it scores with its own).

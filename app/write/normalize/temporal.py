@@ -13,12 +13,16 @@ Everything resolves against ``ref_time`` (the turn's own timestamp, made timezon
 - "in N units", "N units ago/from now", N天後, N週前, N個月後 (units minute..year; N in digits, words or Chinese,
   "a"/"an", 半): days and weeks are exact, months and years keep the day of month (clipped to the month's end).
   Beyond 150 years nothing is resolved; "in a minute" (an idiom for "soon") is not resolved either.
-- Numeric dates: "YYYY-MM-DD" and "YYYY/MM/DD" (dotted dates are not read: they look like versions);
-  "M/D/YYYY" (US order) unless the first number cannot be a month ("13/05/2023" is 13 May) or the normalizer is
-  made with ``day_first=True`` (the locale rule for "D/M/YYYY" writers: "08/05/2023" is then 8 May); "M/D" and "M-D" are always month first. A bare "M/D" or "M-D" is a date only if its
-  day is written with two digits and is not 10 ("3/12", "3-12", "7/05"); "7/10", "3/4", "3-2" stay as they are
+- Numeric dates: "YYYY-MM-DD", "YYYY/MM/DD" and "YYYY.MM.DD" (year first: never ambiguous). "A/B/YYYY",
+  "A/B/YY" and "A-B-YYYY" are month first (US) unless the normalizer is made with ``day_first=True`` (the
+  setting ``MEMVAULT_DAY_FIRST``: "03/04/2023" is then 3 April); either way a number over 12 is the day
+  ("13/04/2023" and "04/13/2023" are both 13 April). A two-digit year is the one of its century nearest to
+  ``ref_time``. "D.M.YYYY" ("03.04.2023") is day first whatever the setting (the locales that write dots with the
+  year last all put the day first); other dotted numbers are not read (they look like versions). A bare "A/B"
+  or "A-B" follows the same order rule and is a date only if its second number is written with two digits and is
+  not 10 ("3/12", "3-12", "7/05"); "7/10", "3/4", "3-2" stay as they are
   (fractions and scores). A date cue before it ("on", "by", "due", "until", "since", "from", 在, 到, 截止...) or
-  after it (a time, a weekday, 號/日) makes any valid M/D a date; a score or fraction cue ("scored", "rated",
+  after it (a time, a weekday, 號/日) makes any valid A/B a date; a score or fraction cue ("scored", "rated",
   "page", 比分, "of", "people", 分, 人...) makes it not one.
 - Month names: "March 12", "12 March", "Mar 12th, 2026", "the 12th of March", "March 2026" (-> YYYY-MM); "May"
   only capitalised (the verb "may" is not a month). Chinese: 3月12日, 三月十二日, 3月12號, 2026年3月12日, 2026年3月,
@@ -181,18 +185,23 @@ def _cn_year(m: re.Match[str]) -> int | None:
     return int(year) if digits == 4 else None
 
 
-def _numeric_md(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
-    """M/D or M-D: see the module docs for the cue rules."""
-    before = text[max(0, m.start() - 20) : m.start()]
-    after_end = min(len(text), m.end() + 16)
-    if _NOT_DATE_BEFORE.search(before) or (not m["hao"] and _NOT_DATE_AFTER.match(text, m.end(), after_end)):
-        return None
-    day_text = m["d"]
-    if (len(day_text) != 2 or day_text == "10") and not (
-        m["hao"] or _DATE_CUE_BEFORE.search(before) or _DATE_CUE_AFTER.match(text, m.end(), after_end)
-    ):
-        return None
-    return _day_hit(m, _nearest(ref.date(), int(m["m"]), int(day_text)))
+def _numeric_md(day_first: bool) -> _Handler:
+    """M/D or M-D (D/M with ``day_first``): see the module docs for the cue rules."""
+
+    def handler(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
+        before = text[max(0, m.start() - 20) : m.start()]
+        after_end = min(len(text), m.end() + 16)
+        if _NOT_DATE_BEFORE.search(before) or (not m["hao"] and _NOT_DATE_AFTER.match(text, m.end(), after_end)):
+            return None
+        second = m["d"]
+        if (len(second) != 2 or second == "10") and not (
+            m["hao"] or _DATE_CUE_BEFORE.search(before) or _DATE_CUE_AFTER.match(text, m.end(), after_end)
+        ):
+            return None
+        month, day = _order(int(m["m"]), int(second), day_first)
+        return _day_hit(m, _nearest(ref.date(), month, day))
+
+    return handler
 
 
 def _safe_date(year: int | None, month: float | None, day: float | None) -> date | None:
@@ -293,15 +302,38 @@ def _ymd(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
     return _day_hit(m, _safe_date(int(m["y"]), int(m["m"]), int(m["d"])))
 
 
+def _order(a: int, b: int, day_first: bool) -> tuple[int, int]:
+    """(month, day) of a numeric A?B: a number over 12 is the day whichever it is; otherwise ``day_first`` says."""
+    if a > 12 >= b:
+        return b, a
+    if b > 12 >= a:
+        return a, b
+    return (b, a) if day_first else (a, b)
+
+
+def _two_digit_year(yy: str, ref: datetime) -> int:
+    """A two-digit year ("3/4/23"): the one of its century nearest to ``ref``'s year."""
+    year = ref.year - ref.year % 100 + int(yy)
+    return min((year - 100, year, year + 100), key=lambda y: abs(y - ref.year))
+
+
 def _slash_date(day_first: bool) -> _Handler:
-    """A/B/YYYY: month first (US) or day first (the locale rule); either way a first number over 12 is a day."""
+    """A/B/YYYY, A/B/YY, A-B-YYYY: month first (US) or day first (``day_first``, the locale rule); either way a
+    number over 12 is the day ("13/05/2023", "05/13/2023")."""
 
     def handler(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
-        a, b = int(m["m"]), int(m["d"])
-        month, day = (b, a) if day_first or (a > 12 >= b) else (a, b)
-        return _day_hit(m, _safe_date(int(m["y"]), month, day))
+        month, day = _order(int(m["m"]), int(m["d"] or m["d2"]), day_first)
+        y = m["y"] or m["y2"]
+        return _day_hit(m, _safe_date(int(y) if len(y) == 4 else _two_digit_year(y, ref), month, day))
 
     return handler
+
+
+def _dotted_date(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
+    """D.M.YYYY ("03.04.2023"): day first, as every locale that writes dates with dots does (month first only
+    when the day cannot be the first number, "04.13.2023")."""
+    month, day = _order(int(m["a"]), int(m["b"]), True)
+    return _day_hit(m, _safe_date(int(m["y"]), month, day))
 
 
 def _cn_ymd(m: re.Match[str], text: str, ref: datetime) -> _Hit | None:
@@ -366,7 +398,11 @@ _ISO_RE = re.compile(
     rf"{_NOT_WORD_BEFORE}(?P<y>{_YEAR})(?P<s>[-/])(?P<m>\d{{1,2}})(?P=s)(?P<d>\d{{1,2}})"
     r"(?!(?!t\d)[a-z0-9/%:-]|[.,]\d)"  # "T19:00" may follow
 )
-_US_RE = re.compile(rf"{_NOT_WORD_BEFORE}(?P<m>\d{{1,2}})/(?P<d>\d{{1,2}})/(?P<y>{_YEAR}){_NOT_WORD_AFTER}")
+_US_RE = re.compile(rf"{_NOT_WORD_BEFORE}(?P<m>\d{{1,2}})(?:/(?P<d>\d{{1,2}})/(?P<y>{_YEAR}|\d\d)"
+                    rf"|-(?P<d2>\d{{1,2}})-(?P<y2>{_YEAR})){_NOT_WORD_AFTER}")
+_DOTTED_GATE = re.compile(r"\d\.\d{1,2}\.(?:19|20|21)\d\d|(?:19|20|21)\d\d\.\d{1,2}\.\d")
+_DOTTED_YMD_RE = re.compile(rf"{_NOT_WORD_BEFORE}(?P<y>{_YEAR})\.(?P<m>\d{{1,2}})\.(?P<d>\d{{1,2}}){_NOT_WORD_AFTER}")
+_DOTTED_RE = re.compile(rf"{_NOT_WORD_BEFORE}(?P<a>\d{{1,2}})\.(?P<b>\d{{1,2}})\.(?P<y>{_YEAR}){_NOT_WORD_AFTER}")
 _MD_RE = re.compile(
     rf"{_NOT_WORD_BEFORE}(?P<m>\d{{1,2}})[/-](?P<d>\d{{1,2}}){_NOT_WORD_AFTER}(?P<hao>\s?[號号])?"
 )
@@ -409,7 +445,9 @@ _RULES: list[
     (_IN_GATE, None, _EN_IN_RE, _en_in),
     (_NUMERIC_GATE, _DIGIT, _ISO_RE, _ymd),
     (_NUMERIC_GATE, _DIGIT, _US_RE, _slash_date(day_first=False)),
-    (_NUMERIC_GATE, _DIGIT, _MD_RE, _numeric_md),
+    (_DOTTED_GATE, _DIGIT, _DOTTED_RE, _dotted_date),
+    (_DOTTED_GATE, _DIGIT, _DOTTED_YMD_RE, _ymd),
+    (_NUMERIC_GATE, _DIGIT, _MD_RE, _numeric_md(day_first=False)),
     (_MONTH_DAY_GATE, None, _MONTH_DAY_RE, _month_hit),
     (_DAY_MONTH_GATE, None, _DAY_MONTH_RE, _month_hit),
     (_MONTH_DAY_GATE, None, _MONTH_YEAR_RE, _month_hit),
@@ -448,7 +486,8 @@ def as_aware(ref_time: datetime) -> datetime:
     return ref_time
 
 
-_RULES_DAY_FIRST = [(g, f, p, _slash_date(day_first=True) if p is _US_RE else h) for g, f, p, h in _RULES]
+_DAY_FIRST_HANDLERS = {_US_RE: _slash_date(day_first=True), _MD_RE: _numeric_md(day_first=True)}
+_RULES_DAY_FIRST = [(g, f, p, _DAY_FIRST_HANDLERS.get(p, h)) for g, f, p, h in _RULES]
 
 
 class TemporalNormalizer:
