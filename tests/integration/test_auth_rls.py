@@ -18,8 +18,9 @@ from app.write.items import WriteItem
 
 PSQL = shutil.which("psql")
 # Tables without vault_id that memvault_app may read: shared, not any vault's data (the dream's reference data:
-# canonical predicate definitions and the entity-type affinity prior).
-SHARED = {"embedder_config", "intent_archetype", "vault", "canonical_predicate", "type_affinity"}
+# canonical predicate definitions and the entity-type affinity prior, the predicate aliases the normalizer maps).
+SHARED = {"embedder_config", "intent_archetype", "vault", "canonical_predicate", "type_affinity",
+          "predicate_alias"}
 
 pytestmark = pytest.mark.skipif(PSQL is None, reason="no psql client on this machine")
 
