@@ -23,7 +23,6 @@ SEVERITY_WEIGHT = {"high": 1.0, "medium": 0.6, "low": 0.3}
 UNSAFE_THRESHOLD = 1.0
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
-_ESCAPE = re.compile(r"\\.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,20 +49,43 @@ class Rule:
     lowered: re.Pattern[str] | None = None  # the same regex, case-sensitive, for the lower-cased text (``lowered``)
 
 
+_RANGE = re.compile(r"(.)-(.)")
+
+
 def lowered(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
-    """``pattern`` without IGNORECASE, to run on the lower-cased text, or None when that could match differently.
+    """``pattern`` without IGNORECASE, for the lower-cased text, or None when that could match differently.
 
     Python's regex engine cannot skip ahead to a case-insensitive pattern's first letters and folds the case of
-    every character it compares; on a text already lower-cased, a pattern with no upper-case letter and no inline
-    case flag finds the same matches two to three times faster. The ruleset uses it only when lower-casing kept
-    the text's length (offsets unchanged) and on folded text (NFKC: no long s, no Kelvin sign).
+    every character it compares; on a text already lower-cased, the same pattern with its ASCII letters lower-cased
+    (``D`` and ``d`` both match ``d`` there; ``[A-Z]`` and ``[a-z]`` both match every lower-case letter) finds the
+    same matches two to three times faster. Escapes (``\\S``, ``\\x4A``) are kept as they are; a pattern with an
+    inline flag (``(?-i:...)``), a named character (``\\N{...}``), a non-ASCII upper-case letter or a range from
+    one case to the other keeps its original form. The ruleset uses this form only when lower-casing kept the
+    text's length (offsets unchanged), on NFKC-folded text (no long s, no Kelvin sign).
     """
-    if not pattern.flags & re.IGNORECASE or "(?" in pattern.pattern.replace("(?:", "").replace("(?=", "").replace(
-            "(?!", "").replace("(?<=", "").replace("(?<!", ""):
+    source = pattern.pattern
+    if not pattern.flags & re.IGNORECASE or "\\N{" in source:
         return None
-    if any(c.isupper() for c in _ESCAPE.sub("", pattern.pattern)):
+    if "(?" in source.replace("(?:", "").replace("(?=", "").replace("(?!", "").replace("(?<=", "").replace("(?<!", ""):
         return None
-    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+    masked = re.sub(r"\\.", "__", source)
+    for m in _RANGE.finditer(masked):  # [A-z] also holds [\]^_`: lower-casing its end would drop them
+        low_end, high_end = m.group(1), m.group(2)
+        if low_end.isupper() != high_end.isupper():
+            return None
+    out: list[str] = []
+    i = 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            out.append(source[i:i + 2])
+            i += 2
+            continue
+        if ch.isupper() and not ch.isascii():
+            return None
+        out.append(ch.lower() if ch.isascii() else ch)
+        i += 1
+    return re.compile("".join(out), pattern.flags & ~re.IGNORECASE)
 
 
 def rule(

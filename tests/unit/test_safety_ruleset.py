@@ -216,14 +216,17 @@ def test_cue_index_word_starts_substrings_and_scripts() -> None:
 
 
 def test_lowered_rule_form_only_where_it_matches_the_same() -> None:
-    """The case-sensitive form for lower-cased text exists only for a pattern with no upper-case letter and no
-    inline flag; where it exists it finds what the original finds on the original text."""
+    """The case-sensitive form for lower-cased text: where it exists it finds what the original finds on the
+    original text."""
     import re
 
     from app.safety.rule import lowered
 
     assert lowered(re.compile(r"\bignore\s+\w+", re.IGNORECASE)) is not None
-    assert lowered(re.compile(r"\bDAN\b", re.IGNORECASE)) is None  # an upper-case literal
+    dan = lowered(re.compile(r"\bDAN\b|[A-Z]{2}\d{6}|\S+", re.IGNORECASE))  # ASCII letters lower-cased, escapes kept
+    assert dan is not None and dan.pattern == r"\bdan\b|[a-z]{2}\d{6}|\S+" and not dan.flags & re.IGNORECASE
+    assert lowered(re.compile(r"[A-z]+", re.IGNORECASE)) is None  # a range from one case to the other
+    assert lowered(re.compile(r"\N{LATIN SMALL LETTER A}x", re.IGNORECASE)) is None
     assert lowered(re.compile(r"(?-i:[A-Z])\w+", re.IGNORECASE)) is None  # an inline case flag
     assert lowered(re.compile(r"ignore")) is None  # case-sensitive already
     assert lowered(re.compile(r"\S+\s(?:x|y)", re.IGNORECASE)) is not None  # escapes are not letters
