@@ -324,6 +324,14 @@ SELECT memvault.audit_v1(%s, %s::jsonb);
 -- app/write/pipeline.py
 SELECT * FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real);
 
+-- dedup_candidate_rows --
+-- app/write/pipeline.py: the rows for the pairs the bulk path's vector mirror found
+SELECT * FROM memvault.dedup_candidate_rows_v1(%s, %s::integer[], %s::bigint[], %b, %s, %s, %s::integer, %s::real);
+
+-- dedup_vectors_since --
+-- app/write/mirror.py
+SELECT * FROM memvault.dedup_vectors_since_v1(%s, %s);
+
 -- insert_blocks --
 -- app/write/pipeline.py
 SELECT memvault.insert_blocks_v2(%s, %s, %s::jsonb, %b);

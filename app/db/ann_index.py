@@ -90,6 +90,12 @@ async def drop_index(db: Database, vault_id: UUID) -> bool:
     return True
 
 
+async def has_index(db: Database, vault_id: UUID) -> bool:
+    """Has the vault its own HNSW index (valid)?"""
+    row = await db.fetchone("SELECT memvault.has_ann_index_v1(%s) AS has", (vault_id,), vault_id=vault_id)
+    return bool(row and row["has"])
+
+
 async def ensure(db: Database, vault_id: UUID, *, min_blocks: int = MIN_BLOCKS,
                  concurrently: bool = False) -> list[IndexAction]:
     """The vault's own index if it is due (a cheap check when it is not): for bulk writers without a worker."""

@@ -27,10 +27,15 @@ from app.write.batch import BatchBlock, BatchDedup, CandidateRow
 from app.write.dedup import Candidate, Dedup, DedupConfig, Verdict
 from app.write.fingerprint import content_hash, simhash
 from app.write.items import ItemResult, WriteItem
+from app.write.mirror import VectorMirror
 from app.write.provenance import SOURCE_KINDS, trust_for
 from app.write.timing import NO_CLOCK, StageClock
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+# Pairs the bulk path's vector mirror sends per item beyond the k the database keeps: blocks it still holds as
+# current that the table no longer does (another writer superseded them) leave the k nearest whole.
+MIRROR_SPARE = 2
 
 # Runs inside the write's transaction with what the write produced (idempotency records use it).
 Hook = Callable[[psycopg.AsyncConnection, Any], Awaitable[None]]
@@ -139,31 +144,41 @@ class WriteTrack:
                 p.tokens = int(n)
         return prepared
 
-    async def decide(self, vault: Vault, prepared: list[_Prepared], conn: psycopg.AsyncConnection | None = None) -> None:
+    async def decide(self, vault: Vault, prepared: list[_Prepared], conn: psycopg.AsyncConnection | None = None,
+                     mirror: VectorMirror | None = None) -> None:
         """Dedup for the screened items, in order: one query for the whole batch's candidates, then each item
-        against the vault as the items before it left it."""
+        against the vault as the items before it left it. ``mirror`` (the bulk path's, with ``conn``): which
+        blocks are near each item comes from it instead of a scan of the vault (app/write/mirror.py)."""
         passing = [p for p in prepared if p.rejected is None]
         if not passing:
             return
         t0 = time.perf_counter()
+        if mirror is not None:
+            assert conn is not None, "the vector mirror reads the vault on the batch's transaction"
+            await mirror.refresh(conn, vault.id)
         ids = await self._fetch(Q.allocate_block_ids, (len(passing),), vault, conn)
         for p, row in zip(passing, ids, strict=True):
             p.block_id = int(row["id"])
         batch = BatchDedup(self.dedup.config, self.spare)
-        rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k)
+        rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k, mirror)
         for n, p in enumerate(passing):
             assert p.embedding is not None
             candidates = batch.candidates(p.item.kind, p.embedding, p.digest, rows.get(n, []), batch.fetch_k)
             if candidates is None:  # earlier items of the batch changed its nearest blocks: ask again, wider
                 k = self.dedup.config.candidates + len(batch.changed)
                 self.requeries += 1
-                again = await self._candidate_rows(vault, [p], conn, k)
+                again = await self._candidate_rows(vault, [p], conn, k, mirror)
                 candidates = batch.candidates(p.item.kind, p.embedding, p.digest, again.get(0, []), k)
                 assert candidates is not None
             p.verdict = await self.dedup.decide(p.item.kind, p.item.content, p.fingerprint, candidates,
                                                 p.item.said_at.isoformat())
             t_embed = await self._record(batch, p, candidates)
             t0 += t_embed  # a merge's embedding is the embed stage's time
+            if mirror is not None and p.verdict.target is not None:
+                if p.verdict.decision == "SUPERSEDE":
+                    mirror.superseded(p.verdict.target)
+                elif p.verdict.decision == "MERGE" and p.merge is not None:
+                    mirror.merged(p.verdict.target, p.merge.embedding)
         self.clock.add("dedup", time.perf_counter() - t0)
 
     async def apply(self, conn: psycopg.AsyncConnection, vault: Vault, prepared: list[_Prepared]) -> list[ItemResult]:
@@ -273,12 +288,19 @@ class WriteTrack:
         return await self.services.db.fetchall(query, params, vault_id=vault.id)
 
     async def _candidate_rows(self, vault: Vault, passing: list[_Prepared], conn: psycopg.AsyncConnection | None,
-                              k: int) -> dict[int, list[CandidateRow]]:
+                              k: int, mirror: VectorMirror | None = None) -> dict[int, list[CandidateRow]]:
         """Each item's nearest current blocks (k of them at most) and exact-hash hits, by position in ``passing``."""
         # %b: the vectors travel in binary (500 of 512-d: 9 ms; as text, psycopg formats them in 430 ms).
-        query = Q.dedup_candidates
-        params = (vault.id, [p.embedding for p in passing], [p.digest for p in passing],
-                  [_layer(p.item.kind) for p in passing], k, self.dedup.config.min_cosine)
+        vectors = [p.embedding for p in passing]
+        digests, layers = [p.digest for p in passing], [_layer(p.item.kind) for p in passing]
+        if mirror is None:
+            query = Q.dedup_candidates
+            params: tuple = (vault.id, vectors, digests, layers, k, self.dedup.config.min_cosine)
+        else:
+            items, ids = mirror.nearest(vectors, [p.item.kind == "chunk" for p in passing], k + MIRROR_SPARE,
+                                        self.dedup.config.min_cosine)
+            query = Q.dedup_candidate_rows
+            params = (vault.id, items, ids, vectors, digests, layers, k, self.dedup.config.min_cosine)
         out: dict[int, list[CandidateRow]] = {}
         for r in await self._fetch(query, params, vault, conn):
             out.setdefault(r["item"] - 1, []).append(CandidateRow(

@@ -146,6 +146,72 @@ BEGIN
 END
 $$;
 
+-- The rows of dedup_candidates_v3 when the caller already knows which blocks are near each item (the bulk path's
+-- in-memory copy of the vault's vectors, app/write/mirror.py, searched exactly by one matrix product per batch):
+-- p_items / p_ids pair an item (1-based, as in the other arrays) with a block it may be near. The pairs' cosines
+-- are computed here as v3 computes them, blocks no longer current or of another layer are left out, and each
+-- item keeps its p_k nearest at or above p_min_cosine (cosine, then id), plus its exact normalized-hash hits,
+-- exactly as v3 ranks, cuts and marks them: the same rows as v3 whenever the pairs hold v3's nearest blocks.
+CREATE OR REPLACE FUNCTION memvault.dedup_candidate_rows_v1(
+    p_vault       uuid,
+    p_items       integer[],
+    p_ids         bigint[],
+    p_embeddings  vector[],
+    p_hashes      bytea[],
+    p_layers      text[],
+    p_k           integer DEFAULT 3,
+    p_min_cosine  real DEFAULT 0.75
+)
+    RETURNS TABLE (item integer, block_id bigint, cosine real, kind text, category text, content text,
+                   normalized text, fingerprint bigint, same_hash boolean, valid_at timestamptz, nearest boolean)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    WITH i AS (
+        SELECT x.emb, x.h, x.ord::integer AS ord,
+               CASE WHEN x.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END AS kinds
+          FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS x(emb, h, layer, ord)
+    ), near AS (
+        SELECT r.ord, r.id FROM (
+            SELECT d.ord, d.id, row_number() OVER (PARTITION BY d.ord ORDER BY d.cosine DESC, d.id) AS rn
+              FROM (SELECT i.ord, b.id, (1 - (b.embedding <=> i.emb))::real AS cosine
+                      FROM unnest(p_items, p_ids) AS pr(ord, id)
+                      JOIN i ON i.ord = pr.ord
+                      JOIN memvault.block b
+                        ON b.vault_id = p_vault AND b.id = pr.id AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+                       AND b.kind = ANY (i.kinds)) d
+             WHERE d.cosine >= p_min_cosine) r
+         WHERE r.rn <= p_k
+    ), hits AS (
+        SELECT u.ord, u.id, bool_or(u.nearest) AS nearest FROM (
+            SELECT n.ord, n.id, true AS nearest FROM near n
+            UNION ALL
+            SELECT i.ord, b.id, false
+              FROM i JOIN memvault.block b
+                ON b.vault_id = p_vault AND b.content_hash = i.h AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+               AND b.kind = ANY (i.kinds)
+        ) u GROUP BY u.ord, u.id
+    )
+    SELECT i.ord, b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content, b.normalized,
+           b.fingerprint, b.content_hash = i.h, b.valid_at, h.nearest
+      FROM hits h JOIN i ON i.ord = h.ord JOIN memvault.block b ON b.vault_id = p_vault AND b.id = h.id
+     ORDER BY 1, 3 DESC, 2
+$$;
+
+-- The current blocks Dedup compares with (chunks, memories, units) of a vault above a block id, with their
+-- vectors: what the bulk path's in-memory copy of the vault adds before each batch (app/write/mirror.py).
+CREATE OR REPLACE FUNCTION memvault.dedup_vectors_since_v1(p_vault uuid, p_after bigint)
+    RETURNS TABLE (id bigint, chunk boolean, embedding vector)
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    SELECT b.id, b.kind = 'chunk', b.embedding
+      FROM memvault.block b
+     WHERE b.vault_id = p_vault AND b.id > p_after AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+       AND b.kind IN ('chunk', 'memory', 'unit') AND b.embedding IS NOT NULL
+     ORDER BY b.id
+$$;
+
 -- Block ids for a batch, drawn before it is decided, so an item can name the block an earlier item of the same
 -- batch will create (Dedup's reasons and targets) exactly as it would after that item was written alone.
 CREATE OR REPLACE FUNCTION memvault.allocate_block_ids_v1(p_count integer)

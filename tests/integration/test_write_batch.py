@@ -152,3 +152,28 @@ async def test_bulk_sessions_equal_appending_turn_by_turn(services) -> None:
     decisions = [c.decision for r in results for c in r.chunks]
     assert decisions.count("CREATE") == 4 and decisions.count("SKIP") == 11, decisions  # repeats, in and across
     await assert_same_vaults(services, batched, single)
+
+
+@pytest.mark.parametrize("min_cosine", [0.75, 0.0])
+async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(services, min_cosine: float) -> None:
+    """The bulk path's in-memory search (app/write/mirror.py) gives each item the rows dedup_candidates_v3 gives:
+    the same blocks of each layer, cosines, ranks and exact-hash hits, merged and superseded blocks included."""
+    from app.write.mirror import VectorMirror
+
+    vault = await create_vault(services.db, "mirrored")
+    track = WriteTrack(services)
+    for it in memories(BEFORE + BATCH, T0):  # merges and supersessions among them
+        await track.remember(vault, [it])
+    await SessionTrack(services).append_turns(vault, "chat", [TurnIn("user", t, T0) for t in BEFORE + BATCH[:4]])
+    probe = WriteTrack(services, DedupConfig(min_cosine=min_cosine))
+    items = memories(BATCH, T0 + timedelta(days=2)) + [
+        WriteItem(content=t, said_at=T0, kind="chunk", session_id="chat") for t in BEFORE + BATCH[:6]]
+    prepared = [p for p in probe.screen(items) if p.rejected is None]
+    mirror = VectorMirror(services.embedder.dim)
+    async with services.db.transaction(vault.id) as conn:
+        assert await mirror.refresh(conn, vault.id) > 0
+        k = probe.dedup.config.candidates
+        scanned = await probe._candidate_rows(vault, prepared, conn, k)
+        mirrored = await probe._candidate_rows(vault, prepared, conn, k, mirror)
+    assert mirrored == scanned
+    assert sum(len(rows) for rows in scanned.values()) > len(prepared)
