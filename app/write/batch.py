@@ -74,6 +74,12 @@ class BatchDedup:
         self.config = config
         self.spare = spare
         self.changed: dict[int, BatchBlock] = {}
+        # The changed blocks' vectors as matrix rows (float64, as ``cosine`` computes), so an item meets all of
+        # them in one product: compared one by one in Python, 256 items x 256 blocks cost 1.2 ms an item.
+        self._row: dict[int, int] = {}
+        self._blocks: list[BatchBlock] = []
+        self._mat = np.zeros((0, 0), dtype=np.float64)
+        self._sq = np.zeros(0, dtype=np.float64)
 
     @property
     def fetch_k(self) -> int:
@@ -91,15 +97,19 @@ class BatchDedup:
         if len(nearest) >= fetched_k and len(near) < cfg.candidates:
             return None  # earlier items changed blocks this item would have seen: ask the vault again
         hashed = [r.candidate() for r in rows if r.same_hash and not r.nearest and r.block_id not in self.changed]
-        for b in self.changed.values():
-            if not b.current or b.kind not in kinds or b.embedding is None:
-                continue
-            c = Candidate(b.block_id, cosine(embedding, b.embedding), b.kind, b.category, b.content, b.fingerprint,
-                          b.digest == digest)
-            if c.cosine >= cfg.min_cosine:
-                near.append(c)
-            elif c.same_hash:
-                hashed.append(c)
+        usable = [n for n, b in enumerate(self._blocks) if b.current and b.kind in kinds and b.embedding is not None]
+        if usable:
+            a64 = embedding.astype(np.float64)
+            idx = np.asarray(usable)
+            den = np.sqrt(np.dot(a64, a64) * self._sq[idx])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cos = np.where(den > 0, (self._mat[idx] @ a64) / den, np.nan).astype(np.float32)
+            for n, value in zip(usable, cos.tolist(), strict=True):
+                b = self._blocks[n]
+                same = b.digest == digest
+                if value >= cfg.min_cosine or same:
+                    c = Candidate(b.block_id, value, b.kind, b.category, b.content, b.fingerprint, same)
+                    (near if value >= cfg.min_cosine else hashed).append(c)
         near.sort(key=lambda c: (-c.cosine, c.block_id))
         kept = near[: cfg.candidates]
         ids = {c.block_id for c in kept}
@@ -111,19 +121,40 @@ class BatchDedup:
     # --- what the batch's items did -------------------------------------------------------------------------
 
     def created(self, block: BatchBlock) -> None:
-        self.changed[block.block_id] = block
+        self._put(block)
 
     def superseded(self, block_id: int) -> None:
         block = self.changed.get(block_id)
         if block is None:
-            self.changed[block_id] = BatchBlock(block_id, "", None, "", None, 0, b"", current=False)
+            self._put(BatchBlock(block_id, "", None, "", None, 0, b"", current=False))
         else:
             block.current = False
 
     def merged(self, target: Candidate, content: str, embedding: np.ndarray, fingerprint: int, digest: bytes) -> None:
         block = self.changed.get(target.block_id)
         if block is None:
-            self.changed[target.block_id] = BatchBlock(target.block_id, target.kind, target.category, content,
-                                                       embedding, fingerprint, digest)
+            self._put(BatchBlock(target.block_id, target.kind, target.category, content, embedding, fingerprint,
+                                 digest))
         else:
             block.content, block.embedding, block.fingerprint, block.digest = content, embedding, fingerprint, digest
+            self._put(block)
+
+    def _put(self, block: BatchBlock) -> None:
+        """Record ``block`` (new, or changed in place) and its vector's row."""
+        self.changed[block.block_id] = block
+        row = self._row.get(block.block_id)
+        if row is None:
+            row = self._row[block.block_id] = len(self._blocks)
+            self._blocks.append(block)
+        if block.embedding is None:
+            return
+        v = block.embedding.astype(np.float64)
+        if self._mat.shape[1] != len(v) or row >= len(self._mat):
+            cap = max(2 * len(self._mat), row + 1, 64)
+            mat = np.zeros((cap, len(v)), dtype=np.float64)
+            mat[: len(self._mat)] = self._mat if self._mat.shape[1] == len(v) else 0.0
+            sq = np.zeros(cap, dtype=np.float64)
+            sq[: len(self._sq)] = self._sq
+            self._mat, self._sq = mat, sq
+        self._mat[row] = v
+        self._sq[row] = np.dot(v, v)
