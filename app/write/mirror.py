@@ -19,6 +19,7 @@ counts as current.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import psycopg
@@ -106,17 +107,48 @@ class VectorMirror:
             if not layer.n or not len(which):
                 continue
             block_vecs = layer.vecs[: layer.n]
-            top = min(k, layer.n)
             for start in range(0, len(which), _ITEMS_PER_PRODUCT):
                 part = which[start:start + _ITEMS_PER_PRODUCT]
-                scores = q[part] @ block_vecs.T
-                best = np.argpartition(-scores, top - 1, axis=1)[:, :top]
-                for r, item in enumerate(part.tolist()):
-                    for col in best[r].tolist():
-                        if scores[r, col] >= min_cosine - _SLACK:
-                            items.append(item + 1)
-                            ids.append(int(layer.ids[col]))
+                r, c = _top(_scores(q[part], block_vecs), k, min_cosine - _SLACK)
+                items.extend((part[r] + 1).tolist())
+                ids.extend(layer.ids[c].tolist())
         return items, ids
+
+
+def _top(scores: np.ndarray, k: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of each row's ``k`` highest scores at or above ``floor``. Most pairs are far below the floor
+    (Dedup's 0.75), so they are dropped first by one comparison: ranking whole rows (argpartition over 85k blocks)
+    cost more than the product itself."""
+    rows, cols = np.nonzero(scores >= floor)
+    if not len(rows):
+        return rows, cols
+    order = np.lexsort((-scores[rows, cols], rows))  # by row, then score, highest first
+    rows, cols = rows[order], cols[order]
+    first = np.searchsorted(rows, rows)  # where each entry's row starts
+    keep = np.arange(len(rows)) - first < k
+    return rows[keep], cols[keep]
+
+
+def _scores(q: np.ndarray, vecs: np.ndarray) -> np.ndarray:
+    """``q @ vecs.T`` through onnxruntime's MLAS kernels (1.5x numpy's OpenBLAS, pinned to AVX2 here)."""
+    return _gemm().run(None, {"q": np.ascontiguousarray(q), "v": vecs})[0]
+
+
+@lru_cache(maxsize=1)
+def _gemm():  # noqa: ANN202 - an onnxruntime InferenceSession
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["q", "v"], ["s"], transB=1)], "scores",
+        [helper.make_tensor_value_info("q", TensorProto.FLOAT, [None, None]),
+         helper.make_tensor_value_info("v", TensorProto.FLOAT, [None, None])],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [None, None])])
+    model = helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"])
 
 
 def _array(v: object) -> np.ndarray:
