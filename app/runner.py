@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from app.db.connector import redact
 from app.db.migrate import upgrade
-from app.services import Services, database_url
+from app.services import Services, database_url, service_url
 from app.settings import get_settings
 
 log = logging.getLogger("memvault")
@@ -70,9 +71,10 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
     settings = get_settings()
     host = host or settings.host
     port = port or settings.port
-    url = database_url(settings)
-    await asyncio.to_thread(upgrade, url)
-    services = await Services.start(settings, url=url)
+    owner = database_url(settings)
+    await asyncio.to_thread(upgrade, owner)  # as the tables' owner; from here on, as the service's login role
+    url = service_url(settings, owner)
+    services = await Services.start(settings, url=url, ddl_url=owner)
     try:
         await _check_access(services, host, port, local_key=local_key)
     except BaseException:
@@ -84,7 +86,7 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
     tasks = [asyncio.create_task(server.serve(), name="api")]
     if worker:
         tasks.append(asyncio.create_task(_worker_loop(services, url, settings.worker_concurrency), name="worker"))
-    print(f"memvault: API on http://{config.host}:{config.port} (docs at /docs), database {url}", flush=True)
+    print(f"memvault: API on http://{config.host}:{config.port} (docs at /docs), database {redact(url)}", flush=True)
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         for task in pending:
@@ -99,8 +101,9 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
 async def run_worker(*, concurrency: int | None) -> int:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     settings = get_settings()
-    url = database_url(settings)
-    services = await Services.start(settings, url=url)
+    owner = database_url(settings)
+    url = service_url(settings, owner)
+    services = await Services.start(settings, url=url, ddl_url=owner)
     try:
         await _worker_loop(services, url, concurrency or settings.worker_concurrency)
     finally:

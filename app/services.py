@@ -18,12 +18,27 @@ if TYPE_CHECKING:
 
 
 def database_url(settings: Settings) -> str:
-    """The external URL, or the embedded server's (started if needed)."""
+    """The owner's URL (migrations, `memvault db`, the CLI): the external URL, or the embedded server's (started if
+    needed). The API and the worker log in with :func:`service_url` instead."""
     if settings.database_url:
         return settings.database_url
     from app.db.provision import ensure_server
 
     return ensure_server(settings).url
+
+
+SERVICE_ROLE = "memvault_service"
+
+
+def service_url(settings: Settings, owner_url: str | None = None) -> str:
+    """What the API and the worker log in with: ``MEMVAULT_SERVICE_DATABASE_URL``, or the owner's URL (external or
+    embedded) with :data:`SERVICE_ROLE` as its user (sql/incremental/023-service-role.sql)."""
+    if settings.service_database_url:
+        return settings.service_database_url
+    from app.db.connector import with_login
+
+    password = settings.service_db_password.get_secret_value() if settings.service_db_password else None
+    return with_login(owner_url or database_url(settings), SERVICE_ROLE, password)
 
 
 class Services:
@@ -59,13 +74,16 @@ class Services:
         return SessionTrack(self)
 
     @classmethod
-    async def start(cls, settings: Settings | None = None, *, url: str | None = None) -> Services:
-        """Open the pool and check that the database was embedded with the configured embedder."""
+    async def start(cls, settings: Settings | None = None, *, url: str | None = None,
+                    ddl_url: str | None = None) -> Services:
+        """Open the pool and check that the database was embedded with the configured embedder. ``url``: the
+        login (default: the owner's, as the CLI acts); the service's is :func:`service_url`, with the owner's as
+        ``ddl_url`` for the per-vault index DDL (``Database.ddl_url``)."""
         from app.models.registry import get_embedder, get_llm, get_rail2_embedder, get_reranker
 
         settings = settings or get_settings()
         db = Database(url or database_url(settings), min_size=settings.pool_min_size,
-                      max_size=settings.pool_max_size, timeout=settings.pool_timeout_s)
+                      max_size=settings.pool_max_size, timeout=settings.pool_timeout_s, ddl_url=ddl_url)
         await db.open()
         try:
             embedder = get_embedder(settings)

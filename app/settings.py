@@ -29,6 +29,16 @@ class Settings(BaseSettings):
         default=None,
         description="An external PostgreSQL 17 server with pgvector and AGE. Unset: the embedded cluster.",
     )
+    service_database_url: str | None = Field(
+        default=None,
+        description="What the API and the worker log in as: the role memvault_service (not a superuser, no "
+        "BYPASSRLS, owner of nothing; migration 0023 creates it). Unset: the database URL above (or the embedded "
+        "cluster's) with memvault_service as its user and service_db_password as its password. Migrations, "
+        "`memvault db` and the other commands keep the database URL's own role, the tables' owner.",
+    )
+    service_db_password: SecretStr | None = Field(
+        default=None, description="memvault_service's password, for a server that asks for one (the embedded "
+        "cluster trusts loopback; the image in docker/ sets it from MEMVAULT_SERVICE_PASSWORD).")
     data_dir: Path = Field(default_factory=_default_data_dir, description="Embedded cluster and caches.")
     db_port: int = Field(default=0, description="Embedded cluster port; 0 picks a free one on first start.")
     db_name: str = "memvault"

@@ -1,6 +1,6 @@
 #!/bin/sh
-# First start: initdb (password auth, scram-sha-256), AGE preloaded in every session, and the memvault database
-# with both extensions. Later starts: just the server. Settings mirror the embedded cluster's (app/db/cluster.py),
+# First start: initdb (password auth, scram-sha-256), AGE preloaded in every session, the memvault database
+# with both extensions, and the service's login role memvault_service (password MEMVAULT_SERVICE_PASSWORD). Later starts: just the server. Settings mirror the embedded cluster's (app/db/cluster.py),
 # except that here the server listens on all interfaces of the container and wants a password.
 set -eu
 : "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD, the password of the postgres user}"
@@ -31,6 +31,13 @@ CONF
     psql -v ON_ERROR_STOP=1 -U postgres -d postgres -c "CREATE DATABASE \"$DB\""
     psql -v ON_ERROR_STOP=1 -U postgres -d "$DB" \
         -c "CREATE EXTENSION IF NOT EXISTS vector" -c "CREATE EXTENSION IF NOT EXISTS age"
+    # The role the API and the worker log in as (an ordinary one; `memvault migrate` grants what it needs).
+    if [ -n "${MEMVAULT_SERVICE_PASSWORD:-}" ]; then
+        psql -v ON_ERROR_STOP=1 -v pw="$MEMVAULT_SERVICE_PASSWORD" -U postgres -d postgres <<'SQL'
+CREATE ROLE memvault_service LOGIN INHERIT NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION
+    PASSWORD :'pw';
+SQL
+    fi
     pg_ctl -D "$PGDATA" -m fast -w stop
 fi
 

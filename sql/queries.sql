@@ -38,7 +38,7 @@ SELECT * FROM memvault.intent_distribution_v1();
 
 -- vault_by_id --
 -- app/read/vault_ref.py
-SELECT id, name, graph_name, created_at, deleted_at FROM memvault.vault WHERE id = %s;
+SELECT id, name, graph_name, created_at, deleted_at FROM memvault.vault_by_id_v1(%s);
 
 -- archetypes_to_embed --
 -- app/read/classify.py
@@ -249,15 +249,8 @@ ORDER BY b.id
 LIMIT %(n)s;
 
 -- rail2_vaults_due --
--- app/read/rail2.py: vaults with blocks still to embed, for the job (the owner's view: no vault in scope)
-SELECT v.id FROM memvault.vault v
-WHERE EXISTS (
-    SELECT 1 FROM memvault.block b
-    LEFT JOIN memvault.block_rail2 r ON r.vault_id = b.vault_id AND r.block_id = b.id
-    WHERE b.embedding IS NOT NULL
-      AND (r.block_id IS NULL OR r.model <> %(model)s OR r.content_hash <> b.content_hash)
-      AND b.vault_id = v.id)
-ORDER BY v.created_at, v.id;
+-- app/read/rail2.py: vaults with blocks still to embed, for the job
+SELECT id FROM memvault.rail2_vaults_due_v1(%(model)s);
 
 -- rail2_put --
 -- app/read/rail2.py
@@ -350,7 +343,7 @@ SELECT * FROM memvault.close_session_v2(%s, %s, %s, %s::jsonb, %s);
 
 -- idle_sessions --
 -- app/write/sessions.py
-SELECT v.name AS vault, s.id FROM memvault.session s JOIN memvault.vault v ON v.id = s.vault_id WHERE s.closed_at IS NULL AND s.last_turn_at < now() - make_interval(secs => %s);
+SELECT vault, id FROM memvault.idle_sessions_v1(%s);
 
 -- related_topics --
 -- app/write/sessions.py
@@ -374,11 +367,11 @@ SELECT * FROM memvault.create_vault_v1(%s);
 
 -- vault_by_name --
 -- app/vaults.py
-SELECT * FROM memvault.vault WHERE name = %s;
+SELECT * FROM memvault.vault_by_name_v1(%s);
 
 -- list_vaults --
 -- app/vaults.py
-SELECT * FROM memvault.vault WHERE deleted_at IS NULL AND (%(after)s::text IS NULL OR name > %(after)s) ORDER BY name LIMIT %(limit)s;
+SELECT * FROM memvault.list_vaults_v1(%(after)s, %(limit)s);
 
 -- soft_delete_vault --
 -- app/vaults.py
@@ -454,7 +447,7 @@ SELECT kind, data FROM memvault.export_rows_v1(%s, %s);
 
 -- vault_name_taken --
 -- app/portability/importer.py
-SELECT 1 FROM memvault.vault WHERE name = %s;
+SELECT 1 FROM memvault.vault_by_name_v1(%s);
 
 -- import_stage_table --
 -- app/portability/importer.py
@@ -467,6 +460,10 @@ UPDATE pg_temp.memvault_import SET j = j - 'embedding' WHERE j ? 'embedding';
 -- create_vault_id --
 -- app/portability/importer.py
 SELECT id FROM memvault.create_vault_v1(%s);
+
+-- scope_to_vault --
+-- app/portability/importer.py: the rest of a transaction acts for the vault it has just created (row-level security)
+SELECT set_config('memvault.vault_id', %s, true) AS vault_id;
 
 -- import_staged --
 -- app/portability/importer.py

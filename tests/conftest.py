@@ -85,6 +85,21 @@ def db_url(server_url: str, template_db: str) -> Iterator[str]:
         janitor.drop()
 
 
+def service_login(url: str, settings: Settings) -> str:
+    """``url``'s database, logging in as the service's role (memvault_service), as the API and the worker do."""
+    from app.db.connector import with_login
+    from app.services import SERVICE_ROLE
+
+    password = settings.service_db_password.get_secret_value() if settings.service_db_password else None
+    return with_login(url, SERVICE_ROLE, password)
+
+
+@pytest.fixture
+def service_db_url(db_url: str, test_settings: Settings) -> str:
+    """This test's database as the service logs in to it (``db_url`` is the owner's)."""
+    return service_login(db_url, test_settings)
+
+
 @pytest.fixture
 def empty_db_url(server_url: str) -> Iterator[str]:
     """An empty database (no schema), for migration tests."""
@@ -99,9 +114,24 @@ def empty_db_url(server_url: str) -> Iterator[str]:
 
 @pytest.fixture
 async def services(db_url: str, test_settings: Settings) -> AsyncIterator:
+    """The tracks as the CLI runs them, logged in as the tables' owner: tests set up and inspect through it (an
+    unscoped read sees every vault). The API under test runs on ``api_services`` instead."""
     from app.services import Services
 
     svc = await Services.start(test_settings, url=db_url)
+    try:
+        yield svc
+    finally:
+        await svc.close()
+
+
+@pytest.fixture
+async def api_services(services, db_url: str, service_db_url: str) -> AsyncIterator:
+    """What `memvault serve` runs on: ``services``' settings, logged in as the service's role (memvault_service,
+    no superuser, no BYPASSRLS, owner of nothing), the owner's login for index DDL only (``Database.ddl_url``)."""
+    from app.services import Services
+
+    svc = await Services.start(services.settings, url=service_db_url, ddl_url=db_url)
     try:
         yield svc
     finally:
@@ -126,13 +156,14 @@ async def admin_key(services, _admin_key_material) -> str:
 
 
 @pytest.fixture
-async def client(services, admin_key) -> AsyncIterator:
-    """The API, called with an admin key for every vault (tests about authentication build their own)."""
+async def client(api_services, admin_key) -> AsyncIterator:
+    """The API as it is served (logged in as memvault_service), called with an admin key for every vault (tests
+    about authentication build their own)."""
     from litestar.testing import AsyncTestClient
 
     from app.api.app import create_app
 
-    app = create_app(services.settings, services=services)
+    app = create_app(api_services.settings, services=api_services)
     async with AsyncTestClient(app=app) as c:
         c.headers["Authorization"] = f"Bearer {admin_key}"
         yield c

@@ -76,8 +76,7 @@ class DreamController(Controller):
         from app.background.dream import DreamLoop
 
         v = await get_vault(services.db, vault)
-        row = await services.db.fetchone(Q.dream_schedule,
-                                         (v.id,))
+        row = await services.db.fetchone(Q.dream_schedule, (v.id,), vault_id=v.id)
         return {**dict(row or {}), "gate": await DreamLoop(services).gate(v)}
 
     @put("/schedule", summary="Set the local hour and time zone of this vault's dream")

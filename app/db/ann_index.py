@@ -63,7 +63,7 @@ async def apply(db: Database, *, min_blocks: int = MIN_BLOCKS, vault_id: UUID | 
     actions = [a for a in await plan(db, min_blocks) if vault_id is None or a.vault_id == vault_id]
     if not actions:
         return done
-    async with await psycopg.AsyncConnection.connect(db.url, autocommit=True) as conn:
+    async with await psycopg.AsyncConnection.connect(db.ddl_url, autocommit=True) as conn:
         for a in actions:
             t0 = time.perf_counter()
             if a.action in ("drop", "rebuild"):
@@ -84,7 +84,7 @@ async def drop_index(db: Database, vault_id: UUID) -> bool:
                             (vault_id, vault_id))
     if row is None or not row["has"]:
         return False
-    async with await psycopg.AsyncConnection.connect(db.url, autocommit=True) as conn:
+    async with await psycopg.AsyncConnection.connect(db.ddl_url, autocommit=True) as conn:
         await conn.execute(_drop(row["name"], concurrently=True))
     log.info("dropped %s with its vault %s", row["name"], vault_id)
     return True

@@ -20,9 +20,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         ("up", _up, "set up and start the server (idempotent); prints the URL last"),
         ("down", _down, "stop the embedded server cleanly (data is kept)"),
         ("status", _status, "running or not, URL, server and extension versions (exit 3: stopped)"),
-        ("url", _url, "print only the connection URL"),
     ):
         actions.add_parser(name, help=text).set_defaults(func=func)
+    url = actions.add_parser("url", help="print only the connection URL (the tables' owner's; --service: the "
+                             "role the API and the worker log in as)")
+    url.add_argument("--service", action="store_true",
+                     help="memvault_service's URL (not a superuser, no BYPASSRLS: sees a vault only with its "
+                     "memvault.vault_id set)")
+    url.set_defaults(func=_url)
     # '+' as prefix: every argument, options included, goes to psql (`memvault db psql -c 'select 1'`)
     psql = actions.add_parser(
         "psql", help="run psql on the database (arguments go to psql)", prefix_chars="+", add_help=False
@@ -85,8 +90,11 @@ def _status(args: argparse.Namespace) -> int:
 
 def _url(args: argparse.Namespace) -> int:
     from app.db.provision import server_url
+    from app.services import service_url
 
-    print(server_url(_settings()))
+    settings = _settings()
+    owner = server_url(settings)
+    print(service_url(settings, owner) if args.service else owner)
     return 0
 
 

@@ -116,8 +116,12 @@ def sync_connection(url: str, **kwargs: Any) -> Iterator[psycopg.Connection]:
 
 
 async def configure_connection(conn: psycopg.AsyncConnection) -> None:
-    """Pool hook: AGE loaded, pgvector and agtype adapters registered once per connection."""
-    await conn.execute("LOAD 'age'")
+    """Pool hook: AGE loaded, pgvector and agtype adapters registered once per connection.
+
+    AGE is loaded by its first C function's call, which runs its ``_PG_init`` (the hooks ``cypher()`` needs): an
+    agtype literal does it. ``LOAD 'age'`` would too, but only a superuser may run it, and the service's role is
+    none (a server may also preload it: ``session_preload_libraries``)."""
+    await conn.execute("SELECT 'null'::ag_catalog.agtype")
     await register_vector_async(conn)
     info = await TypeInfo.fetch(conn, "ag_catalog.agtype")
     if info is None:
@@ -130,13 +134,21 @@ class Database:
     """An async connection pool with vault-scoped transactions.
 
     ``transaction(vault_id)`` acts as the ``memvault_app`` role with ``memvault.vault_id`` set, so row-level
-    security decides what the statements see. ``transaction()`` without a vault acts as the owner (used by
-    migrations, vault and key administration and cross-vault background jobs). Both set ``memvault.actor``
-    (``current_actor``) for the audit triggers.
+    security decides what the statements see. ``transaction()`` without a vault acts as the login role: for the
+    API and the worker that is ``memvault_service`` (sql/incremental/023-service-role.sql), which sees no vault's
+    rows and reaches across vaults only through the SECURITY DEFINER functions granted to it
+    (sql/idempotent/990-service-role.sql); for migrations and the CLI, the tables' owner. Both set
+    ``memvault.actor`` (``current_actor``) for the audit triggers.
     """
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0,
+                 ddl_url: str | None = None) -> None:
         self.url = url
+        # The tables' owner, for the one thing the service's role may not do: a vault's own HNSW index, built and
+        # dropped CONCURRENTLY (app/db/ann_index.py), which takes the table's owner and cannot run inside a
+        # SECURITY DEFINER function. A short autocommit connection runs the statement the owner's
+        # memvault.ann_index_ddl_v1 writes; nothing else ever uses it. None: ``url`` (already the owner's).
+        self.ddl_url = ddl_url or url
         self.pool = AsyncConnectionPool(
             url,
             min_size=min_size,
@@ -154,7 +166,7 @@ class Database:
         except psycopg.Error as exc:
             raise translate(exc) from exc
         except Exception as exc:  # psycopg_pool.PoolTimeout carries the connection error in its text
-            raise DatabaseUnavailable(f"could not open a connection pool to {_redact(self.url)}: {exc}",
+            raise DatabaseUnavailable(f"could not open a connection pool to {redact(self.url)}: {exc}",
                                       hint="check `memvault db status` or MEMVAULT_DATABASE_URL") from exc
 
     async def close(self) -> None:
@@ -198,7 +210,21 @@ class Database:
             return await cur.fetchone()
 
 
-def _redact(url: str) -> str:
+def with_login(url: str, user: str, password: str | None = None) -> str:
+    """``url`` (a ``postgresql://`` URL or a ``key=value`` conninfo) logging in as ``user`` (with ``password``, or
+    none: the server trusts it, or a ``PGPASSFILE`` / ``.pgpass`` entry gives it)."""
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    if "://" not in url:
+        params = {k: v for k, v in psycopg.conninfo.conninfo_to_dict(url).items() if k != "password"}
+        return psycopg.conninfo.make_conninfo(**{**params, "user": user, "password": password})
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    login = quote(user, safe="") + (f":{quote(password, safe='')}" if password else "")
+    return urlunsplit(parts._replace(netloc=f"{login}@{host}"))
+
+
+def redact(url: str) -> str:
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url)

@@ -95,6 +95,7 @@ async def import_vault(services: Services, name: str, source: Source) -> ImportR
         reembedded = await _embed_missing(conn, embedder)
         cur = await conn.execute(Q.create_vault_id, (name,))
         vault_id = (await cur.fetchone())["id"]
+        await conn.execute(Q.scope_to_vault, (str(vault_id),))  # the rest of the import is that vault's
         cur = await conn.execute(Q.import_staged, (vault_id,))
         result = (await cur.fetchone())["counts"]
         await conn.execute(Q.audit, (vault_id, json.dumps([{

@@ -19,7 +19,9 @@ async def get_services() -> Services:
     """The bound services, or ones started from settings (a worker started by Procrastinate's own CLI)."""
     global _services
     if _services is None:
-        from app.services import Services
+        from app.services import Services, database_url, service_url
+        from app.settings import get_settings
 
-        _services = await Services.start()
+        owner = database_url(get_settings())
+        _services = await Services.start(url=service_url(get_settings(), owner), ddl_url=owner)
     return _services

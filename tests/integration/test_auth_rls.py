@@ -1,14 +1,15 @@
-"""Row-level security, proven from the real ``psql`` as the role the service acts as (``memvault_app``): with the
-transaction's vault set to A it sees none of vault B's rows in any vault table or in B's graph, cannot write into
-B, cannot change audit_log, cannot switch row security off, and is no superuser, bypasses nothing, owns nothing."""
+"""Row-level security, proven from the real ``psql`` logged in as the role the service logs in as
+(``memvault_service``, which `memvault serve`, its worker and the test fixtures use): it is no superuser, bypasses
+nothing, owns nothing and cannot become anyone who does (RESET ROLE, SET ROLE, SET SESSION AUTHORIZATION); with no
+vault set it sees no vault's rows; with the transaction's vault set to A (as ``memvault_app``, as every request
+does) it sees none of vault B's rows in any vault table or in B's graph and cannot write into B; it cannot change
+audit_log, read API key hashes, switch row security off or alter a table."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-import uuid
 from datetime import UTC, datetime
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -63,12 +64,11 @@ def _psql(url: str, script: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-async def test_memvault_app_sees_and_writes_only_its_vault(services, db_url) -> None:
+async def test_the_service_login_sees_and_writes_only_its_vault(services, db_url, service_db_url) -> None:
     a = await create_vault(services.db, "vault-a")
     b = await create_vault(services.db, "vault-b")
     await fill(services, a)
     await fill(services, b)
-    probe = f"mv_probe_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(db_url, autocommit=True) as owner:
         tables = vault_tables(owner)
         assert {"block", "turn", "audit_log", "entity", "triple", "block_rail2", "lexeme_stats",
@@ -82,12 +82,30 @@ async def test_memvault_app_sees_and_writes_only_its_vault(services, db_url) -> 
             assert of_b[t] > 0, f"the test should give vault B rows in {t}"
         b_vertices = owner.execute(f'SELECT count(*) FROM {b.graph_name}."Entity"').fetchone()[0]
         assert b_vertices > 0
-        owner.execute(f"CREATE ROLE {probe} LOGIN IN ROLE memvault_app")
-    try:
-        url = urlunsplit(urlsplit(db_url)._replace(netloc=f"{probe}@{urlsplit(db_url).netloc.split('@')[-1]}"))
-        counts = "\n".join(f"SELECT '{t}', count(*), count(*) FILTER (WHERE vault_id IS DISTINCT FROM '{a.id}') "
-                           f"FROM memvault.{t};" for t in tables)
-        script = f"""
+        super_role = owner.execute("SELECT rolname FROM pg_roles WHERE rolsuper ORDER BY oid LIMIT 1").fetchone()[0]
+        table_owner = owner.execute("SELECT relowner::regrole::text FROM pg_class "
+                                    "WHERE oid = 'memvault.block'::regclass").fetchone()[0]
+    bare = "\n".join(f"SELECT 'bare_{t}', count(*) FROM memvault.{t};" for t in tables)
+    counts = "\n".join(f"SELECT '{t}', count(*), count(*) FILTER (WHERE vault_id IS DISTINCT FROM '{a.id}') "
+                       f"FROM memvault.{t};" for t in tables)
+    script = f"""
+SELECT 'login', session_user, rolsuper, rolbypassrls, rolcreaterole, rolcreatedb, rolreplication
+  FROM pg_roles WHERE rolname = session_user;
+SELECT 'owns_any', count(*) FROM pg_class WHERE relowner = session_user::regrole;
+SELECT 'member_of_owner', pg_has_role(session_user, '{table_owner}', 'MEMBER');
+RESET ROLE;
+SELECT 'after_reset', current_user, rolsuper FROM pg_roles WHERE rolname = current_user;
+SET ROLE {super_role};
+SET SESSION AUTHORIZATION {super_role};
+SELECT 'still', current_user, session_user;
+{bare}
+SELECT 'bare_graph_b', count(*) FROM {b.graph_name}."Entity";
+UPDATE memvault.audit_log SET actor = 'someone else';
+DELETE FROM memvault.audit_log;
+TRUNCATE memvault.audit_log;
+ALTER TABLE memvault.block DISABLE ROW LEVEL SECURITY;
+SELECT 'residue', count(*) FROM memvault.erasure_residue_v1('Acme');
+SELECT 'by_name', name FROM memvault.vault_by_name_v1('vault-b');
 BEGIN;
 SET LOCAL ROLE memvault_app;
 SELECT set_config('memvault.vault_id', '{a.id}', true);
@@ -122,16 +140,29 @@ ROLLBACK;
 BEGIN; SET LOCAL ROLE memvault_app; SET LOCAL ROLE postgres;
 ROLLBACK;
 """
-        proc = _psql(url, script)
-        out = {}
-        for line in proc.stdout.splitlines():
-            name, _, rest = line.partition("|")
-            if rest:
-                out[name] = rest
-        err = proc.stderr
-    finally:
-        with psycopg.connect(db_url, autocommit=True) as owner:
-            owner.execute(f"DROP ROLE {probe}")
+    proc = _psql(service_db_url, script)
+    out = {}
+    for line in proc.stdout.splitlines():
+        name, _, rest = line.partition("|")
+        if rest:
+            out[name] = rest
+    err = proc.stderr
+
+    # The login itself: an ordinary role that nothing lets out.
+    assert out["login"] == "memvault_service|f|f|f|f|f", out["login"]
+    assert out["owns_any"] == "0" and out["member_of_owner"] == "f"
+    assert out["after_reset"] == "memvault_service|f", "RESET ROLE must lead back to the same ordinary role"
+    assert f'permission denied to set role "{super_role}"' in err
+    assert "permission denied to set session authorization" in err
+    assert out["still"] == "memvault_service|memvault_service"
+    # No vault set: not one row of any vault, in any table or graph.
+    for t in tables:
+        assert out[f"bare_{t}"] == "0", f"{t}: the service's login read rows with no vault set"
+    assert out["bare_graph_b"] == "0"
+    assert err.count("permission denied for table audit_log") >= 5  # UPDATE, DELETE, TRUNCATE here, 2 below
+    assert "must be owner of table block" in err
+    assert "permission denied for function erasure_residue_v1" in err and "residue" not in out
+    assert out["by_name"] == "vault-b"  # a granted SECURITY DEFINER function: it finds the vault, nothing more
 
     assert out["who"] == "f|f", "memvault_app must be neither superuser nor BYPASSRLS"
     assert out["owns"] == "0", "memvault_app must own no table"
@@ -145,7 +176,6 @@ ROLLBACK;
     assert 'new row violates row-level security policy for table "session"' in err
     assert out["updated_b"] == "0"
     assert "permission denied for table audit_log" in err
-    assert err.count("permission denied for table audit_log") == 2  # UPDATE and DELETE
     assert 'query would be affected by row-level security policy for table "block"' in err
     assert "rls_off" not in out
     assert "permission denied for table api_key" in err

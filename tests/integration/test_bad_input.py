@@ -66,7 +66,8 @@ async def test_huge_batches_and_absurd_names_are_4xx(client, services) -> None:
 
 
 @pytest.mark.timeout(240)
-def test_schemathesis_finds_no_5xx_and_no_schema_violation(db_url: str, test_settings, _admin_key_material) -> None:
+def test_schemathesis_finds_no_5xx_and_no_schema_violation(db_url: str, service_db_url: str, test_settings,
+                                                           _admin_key_material) -> None:
     """Every operation of the OpenAPI schema, with generated valid and invalid requests (bounded), as an admin."""
     import httpx
     import psycopg
@@ -80,7 +81,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(db_url: str, test_set
         conn.execute("SELECT * FROM memvault.api_key_create_v1(%s, %s, 'admin', NULL, 'schemathesis')",
                      (key_id, key_hash))
     auth = {"Authorization": f"Bearer {key}"}
-    with live_api(test_settings, db_url) as base:
+    with live_api(test_settings, service_db_url) as base:
         assert httpx.post(f"{base}/v1/vaults", json={"name": "fuzz"}, headers=auth).status_code == 201
         schema = schemathesis.openapi.from_url(f"{base}/docs/openapi.json")
         failures: list[str] = []

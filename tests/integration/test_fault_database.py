@@ -34,13 +34,19 @@ def proxy(db_url: str):
 
 
 @pytest.fixture
-async def services(db_url: str, test_settings, proxy: TcpProxy):
+async def services(service_db_url: str, test_settings, proxy: TcpProxy):
     """The service reaches PostgreSQL only through the proxy (overrides conftest's ``services``)."""
-    svc = await Services.start(test_settings.model_copy(update={"pool_timeout_s": 2.0}), url=proxy.rewrite(db_url))
+    svc = await Services.start(test_settings.model_copy(update={"pool_timeout_s": 2.0}), url=proxy.rewrite(service_db_url))
     try:
         yield svc
     finally:
         await svc.close()
+
+
+@pytest.fixture
+def api_services(services):
+    """The API on the same proxied pool (overrides conftest's ``api_services``)."""
+    return services
 
 
 async def test_outage_is_503_with_retry_after_and_no_acknowledged_write_is_lost(client, proxy: TcpProxy,

@@ -323,6 +323,7 @@ def test_db_image_entrypoint_sets_up_password_auth_age_and_the_database(embedded
         "PGDATA": f"{work}/data",
         "PGPORT": str(port),
         "POSTGRES_PASSWORD": "s3cret",
+        "MEMVAULT_SERVICE_PASSWORD": "serv'ice pw",
     }
     server = None
     try:
@@ -352,6 +353,10 @@ def test_db_image_entrypoint_sets_up_password_auth_age_and_the_database(embedded
         assert preload == "age" and {"vector", "age"} <= set(versions)
         with pytest.raises(psycopg.OperationalError, match="password"):
             psycopg.connect(url.replace(":s3cret", ":wrong"), connect_timeout=5)
+        service = url.replace("postgres:s3cret@", "memvault_service:serv%27ice%20pw@")
+        with psycopg.connect(service, connect_timeout=5) as conn:  # the service's login, an ordinary role
+            assert conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
+                                ).fetchone() == (False, False)
     finally:
         if server is not None:
             server.terminate()  # SIGTERM: smart shutdown; no clients are left

@@ -1,4 +1,5 @@
-"""The Procrastinate worker runs the jobs the write track queued in its transaction."""
+"""The Procrastinate worker runs the jobs the write track queued in its transaction, logged in as `memvault serve`'s
+worker is: memvault_service (``api_services``, ``service_db_url``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from app.write.items import WriteItem
 from app.write.pipeline import WriteTrack
 
 
-async def test_worker_drains_graph_jobs(services, vault, db_url) -> None:
+async def test_worker_drains_graph_jobs(services, api_services, vault, service_db_url) -> None:
     from app.worker.app import app as jobs_app
     from app.worker.app import connector_for
     from app.worker.context import bind_services
@@ -16,8 +17,8 @@ async def test_worker_drains_graph_jobs(services, vault, db_url) -> None:
     at = datetime(2026, 3, 9, tzinfo=UTC)
     await WriteTrack(services).remember(vault, [WriteItem("Alice works at Acme Corporation", at),
                                                 WriteItem("Alice lives in Lisbon", at)])
-    bind_services(services)
-    with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
+    bind_services(api_services)
+    with jobs_app.replace_connector(connector_for(service_db_url)) as worker_app:
         async with worker_app.open_async():
             await worker_app.run_worker_async(queues=["graph"], wait=False, install_signal_handlers=False)
     job = await services.db.fetchone("SELECT status FROM public.procrastinate_jobs WHERE task_name = 'build_graph'")
@@ -26,7 +27,7 @@ async def test_worker_drains_graph_jobs(services, vault, db_url) -> None:
     assert n["n"] >= 2
 
 
-async def test_worker_recounts_lexeme_stats(services, vault, db_url) -> None:
+async def test_worker_recounts_lexeme_stats(services, api_services, vault, service_db_url) -> None:
     from app.background.lexeme_stats import refresh_lexeme_stats
     from app.worker.app import app as jobs_app
     from app.worker.app import connector_for
@@ -34,8 +35,8 @@ async def test_worker_recounts_lexeme_stats(services, vault, db_url) -> None:
     from tests.integration.read_helpers import put_blocks
 
     await put_blocks(services, vault, [f"Piano lesson number {i}" for i in range(25)])
-    bind_services(services)
-    with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
+    bind_services(api_services)
+    with jobs_app.replace_connector(connector_for(service_db_url)) as worker_app:
         async with worker_app.open_async():
             await refresh_lexeme_stats.configure(app=worker_app).defer_async(timestamp=0)
             await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False)
