@@ -131,7 +131,11 @@ async def api_services(services, db_url: str, service_db_url: str) -> AsyncItera
     no superuser, no BYPASSRLS, owner of nothing), the owner's login for index DDL only (``Database.ddl_url``)."""
     from app.services import Services
 
-    svc = await Services.start(services.settings, url=service_db_url, ddl_url=db_url)
+    # Litestar's test client runs the app in a thread of its own (an anyio portal), apart from the loop of the
+    # pool's workers, so the pool cannot grow during a request there: open the connections a route may hold at
+    # once (a dream: its lock's and its stage's) beforehand.
+    settings = services.settings.model_copy(update={"pool_min_size": max(3, services.settings.pool_min_size)})
+    svc = await Services.start(settings, url=service_db_url, ddl_url=db_url)
     try:
         yield svc
     finally:
