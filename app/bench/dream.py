@@ -32,6 +32,9 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="only the first N conversations / questions of the file")
     p.add_argument("--types", default=",".join(LME_TYPES_DEFAULT),
                    help="LongMemEval question types, comma-separated, or 'all' (default knowledge-update)")
+    p.add_argument("--thinking", choices=("fast", "slow"),
+                   help="force the read track's mode in both passes (default: its own choice per question); slow "
+                        "reads the graph layers, the communities among them (GLOBAL)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result to this file")
     p.set_defaults(func=handler)
 
@@ -54,7 +57,7 @@ def handler(args: argparse.Namespace) -> int:
         conversations = load_locomo(args.path, args.limit)
 
         async def core(services: Services) -> dict:
-            return await run_locomo_dream(services, conversations)
+            return await run_locomo_dream(services, conversations, thinking=args.thinking)
     else:
         from app.bench.data import load_longmemeval
 
@@ -63,10 +66,11 @@ def handler(args: argparse.Namespace) -> int:
         questions = questions[:args.limit] if args.limit else questions
 
         async def core(services: Services) -> dict:
-            return await run_longmemeval_dream(services, questions)
+            return await run_longmemeval_dream(services, questions, thinking=args.thinking)
 
     result = run_bench(core, settings)
-    print(format_table(result, title=f"dream over {args.path.name}{conditions_note()}"))
+    mode = f", thinking {args.thinking}" if args.thinking else ""
+    print(format_table(result, title=f"dream over {args.path.name}{mode}{conditions_note()}"))
     write_json(args.json_path, result)  # with the per-conversation / per-question details
     return 0
 
@@ -109,13 +113,14 @@ def _dream_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def run_locomo_dream(services: Services, conversations: list) -> dict[str, Any]:
+async def run_locomo_dream(services: Services, conversations: list, *, thinking: str | None = None
+                           ) -> dict[str, Any]:
     from app.bench.full import FullRecall
     from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions
     from app.bench.locomo import ADVERSARIAL, ask_conversation, summarize
     from app.bench.runtime import scratch_vault
 
-    retriever = FullRecall(services, writeback=False)  # the questions of the first pass must not change the second
+    retriever = FullRecall(services, thinking, writeback=False)  # the questions of the first pass must not change the second
     stats = IngestStats()
     before: list[dict] = []
     after: list[dict] = []
@@ -156,13 +161,14 @@ def current_above_superseded(q: Any, ranked: list[str]) -> bool | None:
     return not any(r in older for r in ranked[:pos])
 
 
-async def run_longmemeval_dream(services: Services, questions: list) -> dict[str, Any]:
+async def run_longmemeval_dream(services: Services, questions: list, *, thinking: str | None = None
+                               ) -> dict[str, Any]:
     from app.bench.full import FullRecall
     from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions
     from app.bench.longmemeval import METRICS, _question_detail, _scored
     from app.bench.runtime import scratch_vault
 
-    retriever = FullRecall(services, writeback=False)  # the questions of the first pass must not change the second
+    retriever = FullRecall(services, thinking, writeback=False)  # the questions of the first pass must not change the second
     stats = IngestStats()
     rows: list[dict] = []
     dreams: list[dict] = []

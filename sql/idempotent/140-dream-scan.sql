@@ -53,6 +53,10 @@ DECLARE
     v_n       bigint[];
     v_o       bigint[];
     v_cos     double precision[];
+    v_ts      bigint[];
+    v_tp      text[];
+    v_to      bigint[];
+    v_te      bigint[];
 BEGIN
     SELECT coalesce(array_agg(s.id), '{}') INTO v_new FROM (
         SELECT b.id FROM memvault.block b
@@ -66,6 +70,15 @@ BEGIN
     SELECT count(*) <= p_exact_below INTO v_exact
       FROM (SELECT 1 FROM memvault.block b WHERE b.vault_id = v_vault LIMIT p_exact_below + 1) s;
     v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
+
+    -- the triples of single-valued predicates that have evidence: few, read once
+    SELECT coalesce(array_agg(t.subject_id), '{}'), coalesce(array_agg(t.predicate), '{}'),
+           coalesce(array_agg(t.object_id), '{}'), coalesce(array_agg(t.evidence_block_id), '{}')
+      INTO v_ts, v_tp, v_to, v_te
+    FROM memvault.triple t
+    WHERE t.vault_id = v_vault AND t.evidence_block_id IS NOT NULL
+      AND t.predicate = ANY (coalesce(p_single_valued, ARRAY(
+              SELECT cp.predicate FROM memvault.canonical_predicate cp WHERE cp.single_valued)));
 
     IF v_exact THEN
         -- one pass: the vault's facts read once (materialized), each new fact against all of them: a small vault
@@ -120,31 +133,31 @@ BEGIN
         JOIN memvault.block n ON n.vault_id = v_vault AND n.id = pp.new_id
     ), semantic AS (
         SELECT x.old_id, x.new_id,
-               CASE WHEN x.old_values <> '{}' AND x.new_values <> '{}' AND x.old_values <> x.new_values
-                    AND x.cos >= p_value_min_cos THEN 'value' ELSE 'semantic' END AS source,
+               CASE WHEN x.changed AND x.cos >= p_value_min_cos THEN 'value' ELSE 'semantic' END AS source,
                jsonb_build_object('cosine', round(x.cos::numeric, 3), 'old_values', x.old_values,
                                   'new_values', x.new_values) AS detail
-        FROM near x
+        FROM (SELECT near.*,
+                     -- a value changed: each statement has one the other lacks (not one adding detail to the other)
+                     near.old_values <> '{}' AND near.new_values <> '{}' AND NOT (near.old_values <@ near.new_values)
+                     AND NOT (near.new_values <@ near.old_values) AS changed
+              FROM near) x
         WHERE NOT x.same_text
-          AND (x.cos >= p_min_cos OR (x.cos >= p_value_min_cos AND x.old_values <> '{}' AND x.new_values <> '{}'
-                                      AND x.old_values <> x.new_values))
+          AND (x.cos >= p_min_cos OR (x.cos >= p_value_min_cos AND x.changed))
     ), slot AS (
-        -- same subject, same single-valued predicate, another object; at least one side new
+        -- same subject, same single-valued predicate, another object; at least one side new. The triples come as
+        -- arrays (read once above), so no row estimate of the triple table (stale right after a bulk ingest: a
+        -- nested loop over it ran for minutes) can make the self-join a scan per row.
         SELECT DISTINCT ON (o.id, n.id) o.id AS old_id, n.id AS new_id, 'slot'::text AS source,
-               jsonb_build_object('subject', se.name, 'predicate', t1.predicate,
+               jsonb_build_object('subject', se.name, 'predicate', t1.p,
                                   'old_object', oe1.name, 'new_object', oe2.name) AS detail
-        FROM memvault.triple t2
-        JOIN memvault.triple t1 ON t1.vault_id = v_vault AND t1.subject_id = t2.subject_id
-                               AND t1.predicate = t2.predicate AND t1.object_id <> t2.object_id
-        JOIN memvault.block o ON o.vault_id = v_vault AND o.id = t1.evidence_block_id
-        JOIN memvault.block n ON n.vault_id = v_vault AND n.id = t2.evidence_block_id
-        JOIN memvault.entity se ON se.vault_id = v_vault AND se.id = t1.subject_id
-        JOIN memvault.entity oe1 ON oe1.vault_id = v_vault AND oe1.id = t1.object_id
-        JOIN memvault.entity oe2 ON oe2.vault_id = v_vault AND oe2.id = t2.object_id
-        WHERE t2.vault_id = v_vault
-          AND t2.predicate = ANY (coalesce(p_single_valued, ARRAY(
-                  SELECT cp.predicate FROM memvault.canonical_predicate cp WHERE cp.single_valued)))
-          AND (o.id = ANY (v_new) OR n.id = ANY (v_new))
+        FROM unnest(v_ts, v_tp, v_to, v_te) AS t2(s, p, ob, ev)
+        JOIN unnest(v_ts, v_tp, v_to, v_te) AS t1(s, p, ob, ev) ON t1.s = t2.s AND t1.p = t2.p AND t1.ob <> t2.ob
+        JOIN memvault.block o ON o.vault_id = v_vault AND o.id = t1.ev
+        JOIN memvault.block n ON n.vault_id = v_vault AND n.id = t2.ev
+        JOIN memvault.entity se ON se.vault_id = v_vault AND se.id = t1.s
+        JOIN memvault.entity oe1 ON oe1.vault_id = v_vault AND oe1.id = t1.ob
+        JOIN memvault.entity oe2 ON oe2.vault_id = v_vault AND oe2.id = t2.ob
+        WHERE (o.id = ANY (v_new) OR n.id = ANY (v_new))
           AND o.id <> n.id AND (o.valid_at, o.id) < (n.valid_at, n.id)
           AND o.kind = ANY (p_kinds) AND n.kind = ANY (p_kinds)
           AND o.invalid_at IS NULL AND o.retracted_at IS NULL AND n.invalid_at IS NULL AND n.retracted_at IS NULL

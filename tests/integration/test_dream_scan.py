@@ -16,6 +16,9 @@ from tests.integration.read_helpers import Mem, put_blocks
 UPDATE = [Mem("I go to yoga twice a week to help with my anxiety.", days_ago=120, session_id="s-jan"),
           Mem("I go to yoga three times a week now to help with my anxiety.", days_ago=10, session_id="s-may")]
 SAME_SESSION = [Mem(f"Band practice, take {i}.", days_ago=30, session_id="s-band") for i in (1, 2)]
+# the later statement keeps one of the earlier one's values and adds none: detail, not a changed value
+DETAIL = [Mem("I wake up at 7:30 AM and go to bed at 11:30 PM.", days_ago=50, session_id="s-a"),
+          Mem("I need to wake up at 7:30 AM on weekdays.", days_ago=5, session_id="s-b")]
 OTHER = [Mem(t, days_ago=d, session_id=f"s-{d}") for t, d in (
     ("My sister works at a bakery in Porto.", 90), ("The cat sleeps on the piano bench.", 60),
     ("I ran 5 miles on Monday.", 40), ("I ran 3 miles on Tuesday.", 20))]
@@ -45,13 +48,15 @@ async def test_a_knowledge_update_is_a_value_pair_and_is_superseded(services, va
     old, new = await put_blocks(services, vault, UPDATE)
     band = await put_blocks(services, vault, SAME_SESSION)
     ran = (await put_blocks(services, vault, OTHER))[2:]
+    detail = await put_blocks(services, vault, DETAIL)
     report, pairs = await _scan(services, vault)
     by_pair = {(p["old_block_id"], p["new_block_id"]): p for p in pairs}
     assert by_pair[(old, new)]["source"] == "value"
     assert by_pair[(old, new)]["detail"]["old_values"] == ["twice"]
     assert by_pair[(old, new)]["detail"]["new_values"] == ["three"]
     assert by_pair[tuple(band)]["source"] == "semantic"  # one session's list: not an update
-    assert report["scanned"] == 8 and report["unscanned"] == 0 and report["exact"] is True
+    assert by_pair.get(tuple(detail), {}).get("source") != "value"
+    assert report["scanned"] == 10 and report["unscanned"] == 0 and report["exact"] is True
 
     run = (await DreamLoop(services).run(vault, force=True)).run
     assert run["report"]["conflicts"]["found"]["value"] == 2  # the yoga update, and the two runs
