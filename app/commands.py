@@ -17,6 +17,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", help="bind address (default MEMVAULT_HOST, 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default MEMVAULT_PORT, 8420)")
     p.add_argument("--no-worker", action="store_true", help="API only; run `memvault worker` separately")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="API processes (default MEMVAULT_API_WORKERS, 1: the API and the job worker share one "
+                   "process); past 1, the job worker runs in a process of its own too")
     p.add_argument("--local-key", action="store_true",
                    help="create a local admin key once, keep it in the data directory (0600) and print how to use it")
     p.set_defaults(func=_serve)
@@ -72,8 +75,13 @@ def _migrate(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
-    from app.runner import serve
+    from app.runner import serve, serve_processes
+    from app.settings import get_settings
 
+    workers = args.workers or get_settings().api_workers
+    if workers > 1:
+        return serve_processes(host=args.host, port=args.port, workers=workers, worker=not args.no_worker,
+                               local_key=args.local_key)
     return asyncio.run(serve(host=args.host, port=args.port, worker=not args.no_worker, local_key=args.local_key))
 
 

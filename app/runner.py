@@ -62,15 +62,10 @@ async def _check_access(services: Services, host: str, port: int, *, local_key: 
                           hint="create one first: `memvault key create --scope admin --name ops`, or bind 127.0.0.1")
 
 
-async def serve(*, host: str | None, port: int | None, worker: bool = True, local_key: bool = False) -> int:
-    import uvicorn
-
-    from app.api.app import create_app
-
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+async def _prepare(host: str, port: int, *, local_key: bool) -> tuple[str, str, Services]:
+    """Migrate as the tables' owner, then open the service's pool (its login role) and check access: the owner's
+    URL, the service's, and the open services."""
     settings = get_settings()
-    host = host or settings.host
-    port = port or settings.port
     owner = database_url(settings)
     await asyncio.to_thread(upgrade, owner)  # as the tables' owner; from here on, as the service's login role
     url = service_url(settings, owner)
@@ -80,6 +75,61 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
     except BaseException:
         await services.close()
         raise
+    return owner, url, services
+
+
+def serve_processes(*, host: str | None, port: int | None, workers: int, worker: bool = True,
+                    local_key: bool = False) -> int:
+    """``workers`` API processes on one port (uvicorn's supervisor; each builds its own app and pool:
+    ``app.api.app.served_app``) and the job worker in a process of its own (``memvault worker``): Python runs one
+    core per process, and recalls, writes and jobs no longer queue behind each other in one event loop. The
+    children read both URLs from the environment, so none provisions or migrates the database again."""
+    import os
+    import subprocess
+    import sys
+
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    settings = get_settings()
+    host, port = host or settings.host, port or settings.port
+
+    async def prepare() -> tuple[str, str]:
+        owner, url, services = await _prepare(host, port, local_key=local_key)
+        await services.close()
+        return owner, url
+
+    owner, url = asyncio.run(prepare())
+    os.environ["MEMVAULT_DATABASE_URL"] = owner
+    os.environ["MEMVAULT_SERVICE_DATABASE_URL"] = url
+    get_settings.cache_clear()
+    jobs = subprocess.Popen([sys.executable, "-m", "app.cli", "worker"]) if worker else None
+    print(f"memvault: API on http://{host}:{port} ({workers} processes; docs at /docs), database {redact(url)}"
+          + (f"; job worker pid {jobs.pid}" if jobs else ""), flush=True)
+    try:
+        uvicorn.run("app.api.app:served_app", factory=True, host=host, port=port, workers=workers,
+                    log_level="info")
+    finally:
+        if jobs is not None:
+            jobs.terminate()
+            try:
+                jobs.wait(30)
+            except subprocess.TimeoutExpired:
+                jobs.kill()
+    return 0
+
+
+async def serve(*, host: str | None, port: int | None, worker: bool = True, local_key: bool = False) -> int:
+    """The API and the job worker in one process, one event loop."""
+    import uvicorn
+
+    from app.api.app import create_app
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    settings = get_settings()
+    host = host or settings.host
+    port = port or settings.port
+    _, url, services = await _prepare(host, port, local_key=local_key)
     app = create_app(settings, services=services)
     config = uvicorn.Config(app, host=host, port=port, log_level="info")
     server = uvicorn.Server(config)

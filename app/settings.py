@@ -128,6 +128,9 @@ class Settings(BaseSettings):
                                 "in this file of the data directory (mode 0600).")
     host: str = "127.0.0.1"
     port: int = 8420
+    api_workers: int = Field(default=1, ge=1, le=64, description="API processes of `memvault serve` (--workers): "
+                             "past 1, each is a process of its own on the same port and the job worker is another; "
+                             "Python runs one core per process (docs/benchmarks.md, the load section).")
     worker_concurrency: int = 2
     worker_heartbeat_s: float = Field(default=10.0, description="How often a worker records that it is alive.")
     worker_stalled_s: float = Field(default=30.0, description="A worker silent this long is taken for dead: its "

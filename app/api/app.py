@@ -46,7 +46,18 @@ async def _ids_in_range(request: Request) -> None:
             raise InvalidInput(f"{name}: {value} is out of range", hint="ids are 64-bit integers")
 
 
-def create_app(settings: Settings | None = None, *, services: Services | None = None, url: str | None = None) -> Litestar:
+def served_app() -> Litestar:
+    """The app of one API process of ``memvault serve --workers N`` (uvicorn's factory): its own pool, logged in
+    as the service's role, from the settings the parent process put in the environment."""
+    from app.services import database_url, service_url
+
+    settings = get_settings()
+    owner = database_url(settings)
+    return create_app(settings, url=service_url(settings, owner), ddl_url=owner)
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None, url: str | None = None,
+               ddl_url: str | None = None) -> Litestar:
     """Build the API. Pass ``services`` to share already-open ones (tests, benchmarks).
 
     Every route needs an API key (``app.api.guard``) but those marked ``opt={"public": True}``: /health and the
@@ -57,7 +68,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         owned = services is None
-        state["services"] = app.state.services = services or await Services.start(settings, url=url)
+        state["services"] = app.state.services = services or await Services.start(settings, url=url,
+                                                                                    ddl_url=ddl_url)
         try:
             yield
         finally:

@@ -83,6 +83,78 @@ def rss_mb(pid: int) -> float:
     return int(m.group(1)) / 1024 if m else float("nan")
 
 
+def cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes ``pids`` have used so far (a gone one counts 0)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and its descendants (the API processes and the job worker of `memvault serve`)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid, ppid = stat.read_text().rsplit(")", 1)[1].split()[1:2], int(stat.parent.name)
+            children.setdefault(int(pid[0]), []).append(ppid)
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of the whole machine so far (/proc/stat), for the share of the CPU in use."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return float(sum(values) - idle), float(sum(values))
+
+
+@dataclass
+class CpuMeter:
+    """CPU used between :meth:`mark` and :meth:`since` by the server (its process tree: API processes and job
+    worker), the database (the backends serving the benchmark database: a backend that started meanwhile counts
+    whole, one that ended meanwhile is missed) and this client, with the machine's busy share (other work too)."""
+
+    server: int
+    url: str
+    start: dict = field(default_factory=dict)
+
+    async def _backends(self) -> list[int]:
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
+            cur = await conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                     "AND pid <> pg_backend_pid()")
+            return [r[0] for r in await cur.fetchall()]
+
+    async def read(self) -> dict:
+        return {"server": cpu_s(process_tree(self.server)),
+                "db": {pid: cpu_s([pid]) for pid in await self._backends()},
+                "client": time.process_time(), "machine": machine_busy(), "at": time.monotonic()}
+
+    async def mark(self) -> None:
+        self.start = await self.read()
+
+    async def since(self) -> dict:
+        end = await self.read()
+        db = sum(v - self.start["db"].get(pid, 0.0) for pid, v in end["db"].items())
+        busy = (end["machine"][0] - self.start["machine"][0]) / max(1.0, end["machine"][1] - self.start["machine"][1])
+        return {"server_s": round(end["server"] - self.start["server"], 2), "db_s": round(db, 2),
+                "client_s": round(end["client"] - self.start["client"], 2),
+                "wall_s": round(end["at"] - self.start["at"], 2), "machine_busy": round(busy, 3)}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -96,6 +168,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--write-share", type=float, default=0.2, help="share of requests that write (default 0.2)")
     p.add_argument("--memories", type=int, default=2000, help="memories in the vault before the load (default 2000)")
     p.add_argument("--idle-recalls", type=int, default=100, help="recalls by one client first (the idle p95)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="the server's API processes (`memvault serve --workers`; default: serve's own, "
+                   "MEMVAULT_API_WORKERS)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--json", default=None, metavar="FILE")
     p.add_argument("--no-doc", action="store_true", help="do not write the section of docs/benchmarks.md")
@@ -119,8 +194,10 @@ async def run(args: argparse.Namespace) -> int:
     env.update(MEMVAULT_DATABASE_URL=url, PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""))
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"memvault-bench-load-{port}.log"
     log = log_path.open("w")
+    workers = ["--workers", str(args.workers)] if args.workers else []
     server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port",
-                               str(port)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                               str(port), *workers], env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     rng = random.Random(args.seed)
     vault = f"load-{uuid.uuid4().hex[:10]}"
@@ -138,12 +215,18 @@ async def run(args: argparse.Namespace) -> int:
                 batch = [{"content": sentence(rng)} for _ in range(min(100, args.memories - i))]
                 (await http.post(f"/v1/vaults/{vault}/memories", json={"items": batch})).raise_for_status()
             fill_s = time.monotonic() - t0
+            drained = await _drain_jobs(url, limit_s=180)
+            meter = CpuMeter(server.pid, url)
+            await meter.mark()
             idle = Tally()
             for _ in range(args.idle_recalls):
                 await _recall(http, vault, rng, idle)
-            print(f"bench load: {args.memories} memories in {fill_s:.0f} s; idle recall p95 "
+            print(f"bench load: {args.memories} memories in {fill_s:.0f} s, their jobs done {drained:.0f} s later; "
+                  "idle recall p95 "
                   f"{pct(idle.latencies['recall'])['p95']:.0f} ms; {args.clients} clients for {args.duration:.0f} s",
                   file=sys.stderr)
+            idle_cpu = await meter.since()
+            await meter.mark()
             load, rss = Tally(), [(0.0, rss_mb(server.pid))]
             stop = time.monotonic() + args.duration
             start = time.monotonic()
@@ -163,6 +246,7 @@ async def run(args: argparse.Namespace) -> int:
 
             await asyncio.gather(sampler(), *(client(n) for n in range(args.clients)))
             elapsed = time.monotonic() - start
+            load_cpu = await meter.since()
         present = await _present(url, vault, load.acked)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
@@ -174,6 +258,8 @@ async def run(args: argparse.Namespace) -> int:
         await _drop(url, vault, key_id)
 
     result = _summary(args, idle, load, present, rss, elapsed, fill_s)
+    result["cpu"] = _cpu(idle_cpu, load_cpu, result)
+    result["jobs_drained_s"] = round(drained, 1)
     print(_table(result))
     write_json(args.json, result)
     if not args.no_doc:
@@ -226,6 +312,22 @@ async def _write(http, vault: str, rng: random.Random, tally: Tally) -> None:
         tally.error("write", f"HTTP {r.status_code}")
 
 
+async def _drain_jobs(url: str, *, limit_s: float) -> float:
+    """Wait until the worker has run the jobs the fill queued (graph builds, lexeme counts...), so that the idle
+    phase is idle: seconds waited (at most ``limit_s``)."""
+    import psycopg
+
+    t0 = time.monotonic()
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        while time.monotonic() - t0 < limit_s:
+            cur = await conn.execute("SELECT count(*) FROM public.procrastinate_jobs WHERE status IN ('todo', 'doing') "
+                                     "AND (scheduled_at IS NULL OR scheduled_at <= now())")
+            if (await cur.fetchone())[0] == 0:
+                break
+            await asyncio.sleep(1.0)
+    return time.monotonic() - t0
+
+
 async def _present(url: str, vault: str, acked: dict[str, int]) -> int:
     """How many acknowledged writes are in the database: their stored answer and the block it names."""
     import psycopg
@@ -264,6 +366,31 @@ async def _drop(url: str, vault: str, key_id: str) -> None:
         print(f"bench load: could not drop {vault} or revoke key {key_id}: {exc}", file=sys.stderr)
 
 
+def _cpu(idle: dict, load: dict, r: dict) -> dict:
+    """CPU milliseconds per request (server + database), idle (recalls alone) and under load (the mix), and what
+    the goal would take (docs/benchmarks.md's load section explains it). A write's own cost is not the mix's minus
+    the idle recall's: under load a recall costs less than idle (the same questions come back, the backends' plans
+    are warm), so that difference says nothing."""
+    n_idle, n_load = r["idle_recall"]["n"], r["requests"]
+    recall_ms = 1000 * (idle["server_s"] + idle["db_s"]) / n_idle if n_idle else float("nan")
+    mix_ms = 1000 * (load["server_s"] + load["db_s"]) / n_load if n_load else float("nan")
+    client_ms = 1000 * load["client_s"] / n_load if n_load else float("nan")
+    cores = os.cpu_count() or 1
+    # Closed loop: every client always has one request in the system, so the mean latency under load is
+    # clients / throughput (Little's law), and the throughput is at most cores / (CPU per request, client included).
+    floor_ms = r["clients"] * (mix_ms + client_ms) / cores
+    # p95 / mean of recall under load, as measured: the goal's p95 bound as a mean, then as a throughput.
+    mean_ms = 1000 * r["clients"] / r["throughput_rps"] if r.get("throughput_rps") else float("nan")
+    shape = r["recall"]["p95"] / mean_ms if mean_ms == mean_ms and mean_ms else float("nan")
+    goal_rps = r["clients"] / (3 * r["idle_recall"]["p95"] / 1000 / shape) if shape == shape else float("nan")
+    return {"idle": idle, "load": load, "recall_ms": round(recall_ms, 1), "mix_ms": round(mix_ms, 1),
+            "client_ms": round(client_ms, 1), "cores": cores,
+            "max_rps": round(1000 * cores / (mix_ms + client_ms), 1) if mix_ms == mix_ms else None,
+            "mean_latency_floor_ms": round(floor_ms), "goal_p95_ms": round(3 * r["idle_recall"]["p95"]),
+            "p95_over_mean": round(shape, 2), "goal_rps": round(goal_rps, 1),
+            "goal_cpu_ms": round(1000 * cores / goal_rps, 1) if goal_rps == goal_rps else None}
+
+
 def _summary(args, idle: Tally, load: Tally, present: int, rss, elapsed: float, fill_s: float) -> dict:
     n = sum(len(v) for v in load.latencies.values()) + sum(load.errors.values())
     idle_p95 = pct(idle.latencies["recall"])["p95"]
@@ -272,6 +399,7 @@ def _summary(args, idle: Tally, load: Tally, present: int, rss, elapsed: float, 
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "duration_s": round(elapsed, 1),
         "duration_requested_s": args.duration,
         "clients": args.clients, "write_share": args.write_share, "memories": args.memories,
+        "workers": args.workers,
         "fill_s": round(fill_s, 1), "requests": n, "throughput_rps": round(n / elapsed, 1) if elapsed else 0,
         "idle_recall": pct(idle.latencies["recall"]), "recall": recall, "write": pct(load.latencies["write"]),
         "errors": dict(load.errors), "error_kinds": load.error_kinds,
@@ -296,7 +424,39 @@ def _table(r: dict) -> str:
     lines.append(f"writes acknowledged {r['writes_acknowledged']}, present {r['writes_present']}, "
                  f"lost {r['writes_lost']}; recall p95 under load / idle = {r['recall_p95_vs_idle']}")
     lines.append("server RSS (s, MB): " + ", ".join(f"{t}:{m}" for t, m in r["rss_mb"]))
+    if c := r.get("cpu"):
+        lines.append(f"CPU per request (server + database): recall {c['recall_ms']} ms idle, mix {c['mix_ms']} ms "
+                     f"under load, client {c['client_ms']} ms; "
+                     f"{c['cores']} cores: at most {c['max_rps']} requests/s, mean latency under load at least "
+                     f"{c['mean_latency_floor_ms']} ms; machine busy {c['load']['machine_busy']:.0%}")
     return "\n".join(lines)
+
+
+def _cpu_text(r: dict) -> list[str]:
+    c = r["cpu"]
+    per_request = c["mix_ms"] + c["client_ms"]
+    if not c["goal_cpu_ms"]:
+        verdict = "not computable from this run"
+    elif per_request <= c["goal_cpu_ms"]:
+        verdict = "within reach with both cores to itself"
+    else:
+        verdict = f"{1 - c['goal_cpu_ms'] / per_request:.0%} less would be needed, even on a quiet machine"
+    return [
+        "",
+        f"Where the time goes, measured in the same run (CPU seconds of the server's processes and of the "
+        f"PostgreSQL backends serving the benchmark database, per request): an idle recall costs {c['recall_ms']} "
+        f"ms of CPU, a request of the load's mix {c['mix_ms']} ms (recalls get cheaper under load: the questions "
+        f"repeat and the backends' plans are warm), the load generator {c['client_ms']} ms; PostgreSQL is "
+        f"{c['load']['db_s'] / max(0.01, c['load']['db_s'] + c['load']['server_s']):.0%} of the service's CPU. "
+        f"The machine was {c['load']['machine_busy']:.0%} busy (other work too). With {c['cores']} cores to itself "
+        f"the service could answer at most {c['max_rps']} requests/s, so {r['clients']} closed-loop clients would "
+        f"wait at least {c['mean_latency_floor_ms']} ms on average (clients x CPU per request / cores, Little's "
+        f"law), whatever the number of processes or the pool. Under load recall's p95 was {c['p95_over_mean']}x "
+        f"the mean wait, so the goal (p95 <= {c['goal_p95_ms']} ms) needs about {c['goal_rps']} requests/s: "
+        f"{c['goal_cpu_ms']} ms of CPU per request, client included, on both cores with nothing else running, "
+        f"against {per_request:.1f} ms measured ({verdict}). "
+        "An idle recall is mostly CPU too, so what makes a recall cheaper lowers the idle bar about as much.",
+    ]
 
 
 def _write_doc(r: dict) -> None:
@@ -312,8 +472,9 @@ def _write_doc(r: dict) -> None:
         "## Load (`memvault bench load`)",
         "",
         f"`memvault bench load --duration {r.get('duration_requested_s', r['duration_s']):.0f} --clients "
-        f"{r['clients']}` on {r['when']}: the API "
-        f"and a worker in one process on loopback, a vault of {r['memories']} memories, {r['clients']} concurrent "
+        f"{r['clients']}{f' --workers {w}' if (w := r.get('workers')) else ''}` on {r['when']}: the API "
+        f"and a worker ({f'{w} API processes and the job worker' if w and w > 1 else 'one process'}) on loopback, a vault of {r['memories']} memories (the idle phase starts once the "
+        f"worker has run the jobs its fill queued, {r.get('jobs_drained_s', 0):.0f} s), {r['clients']} concurrent "
         f"clients, {r['write_share']:.0%} writes (each with an Idempotency-Key) and recalls otherwise. A 2-core "
         "machine shared with other work while it ran: timings are pessimistic.",
         "",
@@ -335,6 +496,7 @@ def _write_doc(r: dict) -> None:
         "load the server is saturated and the latency is queueing (one process, the CPU shared with the clients and "
         f"with other work). Recall p95 within 3x the idle p95 needs about {needed:.0f} requests/s at this "
         "concurrency.",
+        *(_cpu_text(r) if r.get("cpu") else []),
         SECTION_END,
     ])
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
