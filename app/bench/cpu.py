@@ -2,7 +2,7 @@
 
 On a shared machine the wall-clock rate moves with everyone else's load; CPU seconds per item barely do. Writer
 CPU (every thread of this process: the event loop, the embedding threads) plus the CPU of the backends connected
-to the benchmark's database give what an item costs the machine, and so the rate two idle cores could reach
+to the benchmark's database from this process give what an item costs the machine, and so the rate two idle cores could reach
 (``bound_per_s``: both cores busy all the time, which pipelining approaches and one-call-at-a-time does not).
 Backends are read from ``/proc`` (the embedded cluster runs on this kernel); where they cannot be read (a remote
 server), only the writer's CPU is reported.
@@ -35,6 +35,30 @@ def _proc_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
 
 
+def _own_ports() -> set[int]:
+    """Local TCP ports of this process's sockets (/proc/self/fd -> socket inodes -> /proc/net/tcp{,6})."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        try:
+            with open(table) as fh:
+                next(fh)
+                for line in fh:
+                    f = line.split()
+                    if f[9] in inodes:
+                        ports.add(int(f[1].rsplit(":", 1)[1], 16))
+        except OSError:
+            continue
+    return ports
+
+
 @dataclass(frozen=True, slots=True)
 class CpuUse:
     writer_s: float
@@ -55,8 +79,12 @@ class CpuMeter:
         self.use: dict[str, CpuUse] = {}
 
     async def _pids(self) -> list[int]:
-        rows = await self.db.fetchall("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
-        return [int(r["pid"]) for r in rows]
+        """The backends serving this process: its own connections' client ports (other benchmarks may use the same
+        database at the same time)."""
+        rows = await self.db.fetchall("SELECT pid, client_port FROM pg_stat_activity "
+                                      "WHERE datname = current_database() AND client_port IS NOT NULL")
+        mine = _own_ports()
+        return [int(r["pid"]) for r in rows if int(r["client_port"]) in mine]
 
     @asynccontextmanager
     async def __call__(self, section: str) -> AsyncIterator[None]:
