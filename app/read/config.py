@@ -1,7 +1,7 @@
 """The read track's configuration as data: per-intent ScoringConfig, LayerPlan, RetrievalMode, thinking mode.
 
 Seed 000 gives the numbers (stage formulas, RRF k = 60, rerank blends, gate rules); they are the defaults here and
-reach SQL as parameters (``p_cfg`` of ``memvault.score_candidates_v1`` / ``fast_search_v1``), never as literals
+reach SQL as parameters (``p_cfg`` of ``memvault.score_candidates_v2`` / ``fast_search_v1``), never as literals
 scattered through the code. Intent-dependent weights (seed 000, section III): entity_lookup pulls SemanticBoost to
 0.5, exploratory pulls up RecencyBoost, factual makes TrustBoost heavier.
 """

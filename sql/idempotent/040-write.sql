@@ -3,80 +3,15 @@
 -- The model decides, these functions apply (STYLE 7): every decision of
 -- Dedup (CREATE / SKIP / MERGE / SUPERSEDE) and every rejection is one call here, audited.
 
--- Nearest current blocks of each incoming item: dense cosine plus exact normalized-hash hits. Two layers never
--- dedupe against each other: raw turn chunks (the archive) and curated memories/units. A vault of up to
--- p_exact_below blocks is searched exactly (its own rows through the vault index); a larger one through its own
--- partial HNSW index with iterative scans (012-ann-index.sql), exactly until the background has built it.
--- v1 took no exact-search threshold; it is replaced by v2 (same file, so a database at head has only v2).
-DROP FUNCTION IF EXISTS memvault.dedup_candidates_v1(uuid, vector[], bytea[], integer, real);
-DROP FUNCTION IF EXISTS memvault.dedup_candidates_v1(uuid, vector[], bytea[], text[], integer, real);
-CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v2(
-    p_vault       uuid,
-    p_embeddings  vector[],
-    p_hashes      bytea[],
-    p_layers      text[],
-    p_k           integer DEFAULT 3,
-    p_min_cosine  real DEFAULT 0.75,
-    p_exact_below integer DEFAULT 5000
-)
-    RETURNS TABLE (item integer, block_id bigint, cosine real, kind text, category text, content text,
-                   normalized text, fingerprint bigint, same_hash boolean, valid_at timestamptz)
-    LANGUAGE plpgsql STABLE
-    SET search_path = memvault, public, pg_catalog
-    SET hnsw.iterative_scan = 'relaxed_order'
-    AS $$
-DECLARE
-    v_exact boolean;
-BEGIN
-    SELECT count(*) <= p_exact_below INTO v_exact
-      FROM (SELECT 1 FROM memvault.block b WHERE b.vault_id = p_vault LIMIT p_exact_below + 1) s;
-    -- A large vault is searched through its own HNSW index (012-ann-index.sql); until it is built, exactly.
-    v_exact := v_exact OR NOT memvault.has_ann_index_v1(p_vault);
-    -- Dynamic SQL, planned at each call with the current statistics. A plan cached by the session (PL/pgSQL
-    -- keeps a generic plan per connection) was chosen while the table was small and kept probing the hash
-    -- branch through block_session_idx, reading every row of the vault per item: 43 ms of the write track's
-    -- time per turn on bulk ingest.
-    RETURN QUERY EXECUTE format($q$
-    SELECT i.ord::integer, c.id, c.cosine, c.kind, c.category, c.content, c.normalized, c.fingerprint,
-           c.content_hash = i.h, c.valid_at
-      FROM unnest($2, $3, $4) WITH ORDINALITY AS i(emb, h, layer, ord)
-      CROSS JOIN LATERAL (
-          SELECT * FROM (
-              SELECT b.id, (1 - (b.embedding <=> i.emb))::real AS cosine, b.kind, b.category, b.content,
-                     b.normalized, b.fingerprint, b.content_hash, b.valid_at
-                FROM memvault.block b
-               WHERE b.vault_id = %L::uuid AND b.retracted_at IS NULL AND b.invalid_at IS NULL
-                 AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
-               ORDER BY %s
-               LIMIT $5
-          ) nearest
-          UNION
-          SELECT b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content, b.normalized,
-                 b.fingerprint, b.content_hash, b.valid_at
-            FROM memvault.block b
-           WHERE b.vault_id = $1 AND b.content_hash = i.h AND b.retracted_at IS NULL
-             AND b.invalid_at IS NULL
-             AND b.kind = ANY (CASE WHEN i.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END)
-      ) c
-     WHERE c.cosine >= $6 OR c.content_hash = i.h
-     ORDER BY 1, 3 DESC
-    $q$,
-    -- The vault as a literal, so the planner can match its partial HNSW index.
-    p_vault,
-    -- "+ 0": an exact scan of this vault's rows, not an HNSW index.
-    CASE WHEN v_exact THEN '(b.embedding <=> i.emb) + 0' ELSE 'b.embedding <=> i.emb' END)
-    USING p_vault, p_embeddings, p_hashes, p_layers, p_k, p_min_cosine;
-END
-$$;
-
--- The same candidates for a whole batch, set-based, and marked: ``nearest`` rows are each item's p_k nearest
--- current blocks of its layer at or above p_min_cosine (ranked by cosine, then id), the other rows are exact
--- normalized-hash hits only. The write track asks for a few more than Dedup's k, so it can take away the blocks
--- an earlier item of the same batch merged into or superseded and still hold the k nearest (app/write/batch.py).
--- A vault below p_exact_below blocks (or without its own HNSW index yet) is scanned once for the whole batch:
--- every block of the vault against every item in one join, instead of one scan per item (20 items over 8,000
--- blocks: 186-274 ms against 282-462 ms for v2's per-item scans). A larger vault is searched through its own
--- HNSW index, one index scan per item, as in v2.
+-- Nearest current blocks of each incoming item of a batch, set-based: dense cosine plus exact normalized-hash
+-- hits. Two layers never dedupe against each other: raw turn chunks (the archive) and curated memories/units.
+-- ``nearest`` rows are each item's p_k nearest current blocks of its layer at or above p_min_cosine (ranked by
+-- cosine, then id), the other rows are exact normalized-hash hits only. The write track asks for a few more than
+-- Dedup's k, so it can take away the blocks an earlier item of the same batch merged into or superseded and still
+-- hold the k nearest (app/write/batch.py). A vault below p_exact_below blocks (or without its own HNSW index yet,
+-- 012-ann-index.sql) is scanned once for the whole batch: every block of the vault against every item in one join
+-- (20 items over 8,000 blocks: 186-274 ms against 282-462 ms for the per-item scans of v2, dropped by revision
+-- 0024). A larger vault is searched through its own partial HNSW index with iterative scans, one scan per item.
 CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v3(
     p_vault       uuid,
     p_embeddings  vector[],
@@ -98,7 +33,7 @@ BEGIN
     SELECT count(*) <= p_exact_below INTO v_exact
       FROM (SELECT 1 FROM memvault.block b WHERE b.vault_id = p_vault LIMIT p_exact_below + 1) s;
     v_exact := v_exact OR NOT memvault.has_ann_index_v1(p_vault);
-    -- Dynamic SQL planned at each call with the current statistics (see v2).
+    -- Dynamic SQL planned at each call with the current statistics.
     RETURN QUERY EXECUTE format($q$
     WITH i AS (
         SELECT x.emb, x.h, x.ord::integer AS ord,
@@ -281,39 +216,6 @@ BEGIN
 END
 $$;
 
--- CREATE: insert a batch of blocks (one JSON object per block, embeddings aligned by position).
-CREATE OR REPLACE FUNCTION memvault.insert_blocks_v1(p_vault uuid, p_items jsonb, p_embeddings vector[])
-    RETURNS TABLE (item integer, block_id bigint)
-    LANGUAGE sql VOLATILE
-    SET search_path = memvault, public, pg_catalog
-    AS $$
-        WITH src AS (
-            SELECT x.ord::integer AS ord, x.j, p_embeddings[x.ord] AS emb
-              FROM jsonb_array_elements(p_items) WITH ORDINALITY AS x(j, ord)
-        ), ins AS (
-            INSERT INTO memvault.block (vault_id, kind, category, content, normalized, norm_spans, summary,
-                embedding, tsv, fingerprint, content_hash, lang, token_count, session_id, source_kind,
-                trust_score, confidence, source_turn_ids, quarantine_tags, valid_at, metadata)
-            SELECT p_vault, j->>'kind', j->>'category', j->>'content', j->>'normalized',
-                   coalesce(j->'norm_spans', '[]'::jsonb), j->>'summary', emb,
-                   memvault.sparse_document_v1(concat_ws(' ', j->>'content',
-                                                         nullif(j->>'normalized', j->>'content'),
-                                                         j->'metadata'->>'context')),
-                   (j->>'fingerprint')::bigint, decode(j->>'content_hash', 'hex'), j->>'lang',
-                   coalesce((j->>'token_count')::integer, 0), j->>'session_id', j->>'source_kind',
-                   (j->>'trust_score')::real, (j->>'confidence')::real,
-                   coalesce(ARRAY(SELECT jsonb_array_elements_text(j->'source_turn_ids'))::bigint[], '{}'),
-                   coalesce(ARRAY(SELECT jsonb_array_elements_text(j->'quarantine_tags')), '{}'),
-                   (j->>'valid_at')::timestamptz, coalesce(j->'metadata', '{}'::jsonb)
-              FROM src
-             ORDER BY ord
-            RETURNING id, content_hash, session_id, valid_at
-        )
-        SELECT s.ord, i.id
-          FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM ins) i
-          JOIN (SELECT ord, row_number() OVER (ORDER BY ord) AS rn FROM src) s USING (rn);
-$$;
-
 -- Provenance: one more place a memory was said (CREATE, SKIP, MERGE and SUPERSEDE all record theirs).
 CREATE OR REPLACE FUNCTION memvault.record_sources_v1(p_vault uuid, p_sources jsonb)
     RETURNS integer
@@ -445,46 +347,6 @@ CREATE OR REPLACE FUNCTION memvault.blocks_believed_v1(p_vault uuid, p_valid_at 
            AND (v.retracted_at IS NULL OR v.retracted_at > p_known_at)
            AND v.valid_at <= p_valid_at AND (v.invalid_at IS NULL OR v.invalid_at > p_valid_at)
          ORDER BY v.id;
-$$;
-
--- Session turns: the raw conversation archive. The session row is created on its first turn.
-CREATE OR REPLACE FUNCTION memvault.append_turns_v1(p_vault uuid, p_session text, p_turns jsonb)
-    RETURNS TABLE (item integer, turn_id bigint, seq integer)
-    LANGUAGE plpgsql VOLATILE
-    SET search_path = memvault, public, pg_catalog
-    AS $$
-DECLARE
-    v_first timestamptz;
-    v_last  timestamptz;
-    v_base  integer;
-    v_closed timestamptz;
-BEGIN
-    SELECT min((t->>'said_at')::timestamptz), max((t->>'said_at')::timestamptz) INTO v_first, v_last
-      FROM jsonb_array_elements(p_turns) AS t;
-    INSERT INTO memvault.session AS s (vault_id, id, started_at, last_turn_at)
-    VALUES (p_vault, p_session, v_first, v_last)
-    ON CONFLICT (vault_id, id) DO UPDATE
-        SET started_at = least(s.started_at, excluded.started_at),
-            last_turn_at = greatest(s.last_turn_at, excluded.last_turn_at)
-    RETURNING s.turn_count, s.closed_at INTO v_base, v_closed;
-    IF v_closed IS NOT NULL THEN
-        RAISE EXCEPTION 'session % is closed', p_session USING ERRCODE = 'MV409',
-            HINT = 'start a new session id for new turns';
-    END IF;
-    UPDATE memvault.session SET turn_count = turn_count + jsonb_array_length(p_turns)
-     WHERE vault_id = p_vault AND id = p_session;
-    RETURN QUERY
-    WITH src AS (
-        SELECT x.ord::integer AS ord, x.t FROM jsonb_array_elements(p_turns) WITH ORDINALITY AS x(t, ord)
-    ), ins AS (
-        INSERT INTO memvault.turn (vault_id, session_id, seq, role, content, said_at, metadata)
-        SELECT p_vault, p_session, v_base + ord, t->>'role', t->>'content', (t->>'said_at')::timestamptz,
-               coalesce(t->'metadata', '{}'::jsonb)
-          FROM src ORDER BY ord
-        RETURNING id, turn.seq
-    )
-    SELECT (i.seq - v_base)::integer, i.id, i.seq FROM ins i ORDER BY i.seq;
-END
 $$;
 
 -- Closing a session records its summary and thread map; the session then takes no more turns.

@@ -193,7 +193,7 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v1(uuid, tsquery[], double preci
 -- (score = sum over rails of w / (k + rank)); rrf_norm divides by the best possible score, so 1.0 is rank 1
 -- on both rails. Filters: valid at p_as_of (default now), not retracted, not quarantined as noise. With
 -- p_known_at (transaction time in the past), candidates are drawn from every version and the scoring stage
--- (score_candidates_v1) keeps the version believed at p_known_at.
+-- (score_candidates_v2) keeps the version believed at p_known_at.
 -- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
 -- the vault size against exact_below 5000), ef_search 100, sparse_max_terms 8, sparse_single_budget 1000,
 -- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), noise_tags (text[]); the second dense rail

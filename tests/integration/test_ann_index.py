@@ -64,7 +64,7 @@ async def test_search_and_dedup_use_the_vaults_index_once_it_exists(services, va
     qvec = services.embedder.embed_query("which city did I move to?")
     cfg = json.dumps({"exact": False, "sparse_n": 0})  # the dense rail alone, told the vault is large
     search = "SELECT id FROM memvault.fast_search_v1(%s, %s, NULL, NULL, %s::jsonb) ORDER BY rrf DESC, id"
-    dedup = "SELECT block_id FROM memvault.dedup_candidates_v2(%s, %s, %s, %s, 3, 0.0::real, 0)"
+    dedup = "SELECT block_id FROM memvault.dedup_candidates_v3(%s, %s, %s, %s, 3, 0.0::real, 0)"
 
     def run() -> tuple[list[int], list[int], int]:
         with psycopg.connect(db_url) as conn:

@@ -33,10 +33,10 @@ async def _stage1(services, vault, window: tuple[str, str] | None, **extra: floa
     cfg.update(extra)
     qvec = services.embedder.embed_query("When did Caroline give a talk?")
     async with services.db.transaction(vault.id) as conn:
-        cur = await conn.execute("SELECT id, factors FROM memvault.score_candidates_v1(%s, %s, %s, %s, NULL, "
+        cur = await conn.execute("SELECT id, factors FROM memvault.score_candidates_v2(%s, %s, %s, %s, NULL, "
                                  "%s::jsonb, 50)", ([r["id"] for r in rows], [1.0] * len(rows), qvec,
                                                     datetime(2023, 7, 30, tzinfo=UTC), json.dumps(cfg)))
-        factors = {r["id"]: r["factors"][0] for r in await cur.fetchall()}
+        factors = {r["id"]: r["factors"]["RecencyBoost"] for r in await cur.fetchall()}
     return {r["session_id"]: factors[r["id"]] for r in rows}
 
 
