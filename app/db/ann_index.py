@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
@@ -31,6 +33,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_BLOCKS = 5000  # the size from which a vault gets its own index and search leaves exact scans (exact_below)
+
+
+@asynccontextmanager
+async def _ddl_connection(db: Database) -> AsyncIterator[psycopg.AsyncConnection]:
+    """The owner's connection for index DDL, holding the cluster's one index-DDL advisory lock until it closes.
+
+    Two CREATE/DROP INDEX CONCURRENTLY of one index at once (a vault purged while the worker's minute job drops or
+    builds its index, or a job left running by a killed process) each wait for the other's transaction: PostgreSQL
+    ends one with a deadlock error. Taken in turn, the second finds the work done (``IF EXISTS``, the plan)."""
+    async with await psycopg.AsyncConnection.connect(db.ddl_url, autocommit=True) as conn:
+        await conn.execute("SELECT pg_advisory_lock(hashtext('memvault.ann_index_ddl'))")
+        yield conn
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +74,14 @@ async def apply(db: Database, *, min_blocks: int = MIN_BLOCKS, vault_id: UUID | 
     writes and searches go on meanwhile (the worker's way); without it the build is quicker but holds writes to
     the block table (the migration's and a benchmark's way)."""
     done: list[IndexAction] = []
-    actions = [a for a in await plan(db, min_blocks) if vault_id is None or a.vault_id == vault_id]
-    if not actions:
+
+    async def due() -> list[IndexAction]:
+        return [a for a in await plan(db, min_blocks) if vault_id is None or a.vault_id == vault_id]
+
+    if not await due():
         return done
-    async with await psycopg.AsyncConnection.connect(db.ddl_url, autocommit=True) as conn:
-        for a in actions:
+    async with _ddl_connection(db) as conn:
+        for a in await due():  # planned again under the lock: what its last holder did is done
             t0 = time.perf_counter()
             if a.action in ("drop", "rebuild"):
                 await conn.execute(_drop(a.index_name, concurrently))
@@ -84,7 +101,7 @@ async def drop_index(db: Database, vault_id: UUID) -> bool:
                             (vault_id, vault_id))
     if row is None or not row["has"]:
         return False
-    async with await psycopg.AsyncConnection.connect(db.ddl_url, autocommit=True) as conn:
+    async with _ddl_connection(db) as conn:
         await conn.execute(_drop(row["name"], concurrently=True))
     log.info("dropped %s with its vault %s", row["name"], vault_id)
     return True

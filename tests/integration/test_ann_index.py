@@ -3,13 +3,14 @@ with its vault."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from uuid import uuid4
 
 import psycopg
 from pgvector.psycopg import register_vector
 
-from app.db.ann_index import apply, ensure, plan
+from app.db.ann_index import apply, drop_index, ensure, has_index, plan
 from app.vaults import create_vault, drop_vault
 from tests.integration.read_helpers import put_blocks
 
@@ -109,3 +110,25 @@ async def test_the_worker_job_builds_due_indexes(services, vault, db_url) -> Non
         "SELECT status FROM public.procrastinate_jobs WHERE task_name = 'build_ann_indexes'")
     has = await services.db.fetchone("SELECT memvault.has_ann_index_v1(%s) AS has", (vault.id,))
     assert job["status"] == "succeeded" and has["has"]
+
+
+async def test_index_ddl_takes_its_turn(services, vault, db_url) -> None:
+    """A purge's DROP INDEX CONCURRENTLY and the worker's build of the same index, at once, deadlocked (each waits
+    for the other's transaction): the DDL holds one advisory lock, so they run in turn and both complete."""
+    await put_blocks(services, vault, TEXTS)
+    holder = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    await holder.execute("SELECT pg_advisory_lock(hashtext('memvault.ann_index_ddl'))")
+    build = asyncio.create_task(apply(services.db, min_blocks=5, vault_id=vault.id))
+    await asyncio.sleep(0.5)
+    assert not build.done()  # waits for the lock's holder
+    await holder.close()
+    [built] = await asyncio.wait_for(build, 60)
+    assert built.action == "build"
+
+    # a drop and a build racing, many times over: every one completes, the index is there after each build
+    for _ in range(3):
+        results = await asyncio.wait_for(asyncio.gather(drop_index(services.db, vault.id),
+                                                        apply(services.db, min_blocks=5, vault_id=vault.id)), 120)
+        assert results[0] in (True, False)
+    await drop_index(services.db, vault.id)
+    assert not await has_index(services.db, vault.id)
