@@ -188,6 +188,7 @@ async def run(args: argparse.Namespace) -> int:
     from app.settings import get_settings
 
     settings = get_settings()
+    load_before = os.getloadavg()[0]  # other work on the machine as the run begins
     url = await asyncio.to_thread(ensure_bench_database, settings)
     port = free_port()
     env = {k: v for k, v in os.environ.items()}
@@ -260,6 +261,7 @@ async def run(args: argparse.Namespace) -> int:
     result = _summary(args, idle, load, present, rss, elapsed, fill_s)
     result["cpu"] = _cpu(idle_cpu, load_cpu, result)
     result["jobs_drained_s"] = round(drained, 1)
+    result["loadavg_before"] = round(load_before, 1)
     print(_table(result))
     write_json(args.json, result)
     if not args.no_doc:
@@ -475,8 +477,9 @@ def _write_doc(r: dict) -> None:
         f"{r['clients']}{f' --workers {w}' if (w := r.get('workers')) else ''}` on {r['when']}: the API "
         f"and a worker ({f'{w} API processes and the job worker' if w and w > 1 else 'one process'}) on loopback, a vault of {r['memories']} memories (the idle phase starts once the "
         f"worker has run the jobs its fill queued, {r.get('jobs_drained_s', 0):.0f} s), {r['clients']} concurrent "
-        f"clients, {r['write_share']:.0%} writes (each with an Idempotency-Key) and recalls otherwise. A 2-core "
-        "machine shared with other work while it ran: timings are pessimistic.",
+        f"clients, {r['write_share']:.0%} writes (each with an Idempotency-Key) and recalls otherwise. "
+        + (f"The machine's load average was {r['loadavg_before']} as the run began (2 cores: above ~1, other "
+           "work shared them and the timings are pessimistic)." if "loadavg_before" in r else ""),
         "",
         "| operation | n | p50 ms | p95 ms | p99 ms | errors |",
         "|---|---|---|---|---|---|",
