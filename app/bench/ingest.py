@@ -151,6 +151,26 @@ def _timed(clock: Any, stage: str, fn):
     return timed
 
 
+def _api_tracks(services: Services) -> tuple[Any, Any, Any, Any, Any]:
+    """The API path's instruments for one run: the stage clocks of the appends and of the closes, the track that
+    appends (its stages timed), the track that closes, and the CPU meter."""
+    from app.bench.cpu import CpuMeter
+    from app.write.sessions import SessionTrack
+    from app.write.timing import StageClock
+
+    clock, close_clock = StageClock(), StageClock()
+    track = SessionTrack(services, clock=clock)
+    instrument(track, clock)
+    return clock, close_clock, track, SessionTrack(services, clock=close_clock), CpuMeter(services.db)
+
+
+def _turns_in(s: Session) -> list[Any]:
+    """A benchmark session's turns as the write track takes them, dated by their session."""
+    from app.write.sessions import TurnIn
+
+    return [TurnIn(t.role, t.content, s.date) for t in s.turns]
+
+
 async def run_ingest(services: Services, sessions: list[Session], *, close_sessions: bool = True,
                      show_progress: bool = True, in_flight: int = 1) -> dict[str, Any]:
     """The API path: one append_turns call per session, then its close. ``in_flight`` > 1: that many sessions
@@ -161,17 +181,9 @@ async def run_ingest(services: Services, sessions: list[Session], *, close_sessi
         return await _run_ingest_concurrent(services, sessions, close_sessions=close_sessions,
                                             show_progress=show_progress, in_flight=in_flight)
     from app.bench.runtime import progress, scratch_vault
-    from app.write.sessions import SessionTrack, TurnIn
-    from app.write.timing import StageClock
-
-    from app.bench.cpu import CpuMeter
     from app.db.ann_index import ensure
 
-    clock, close_clock = StageClock(), StageClock()
-    track = SessionTrack(services, clock=clock)
-    closer = SessionTrack(services, clock=close_clock)
-    instrument(track, clock)
-    cpu = CpuMeter(services.db)
+    clock, close_clock, track, closer, cpu = _api_tracks(services)
     decisions: Counter[str] = Counter()
     turns = sum(len(s.turns) for s in sessions)
     append_s = close_s = 0.0
@@ -181,8 +193,7 @@ async def run_ingest(services: Services, sessions: list[Session], *, close_sessi
             for s in sessions:
                 async with cpu("append"):
                     t0 = time.perf_counter()
-                    res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date)
-                                                                 for t in s.turns])
+                    res = await track.append_turns(vault, s.id, _turns_in(s))
                     append_s += time.perf_counter() - t0
                 decisions.update(r.decision for r in res.chunks)
                 if close_sessions:
@@ -207,17 +218,10 @@ async def _run_ingest_concurrent(services: Services, sessions: list[Session], *,
                                  show_progress: bool, in_flight: int) -> dict[str, Any]:
     import asyncio
 
-    from app.bench.cpu import CpuMeter
     from app.bench.runtime import progress, scratch_vault
     from app.db.ann_index import ensure
-    from app.write.sessions import SessionTrack, TurnIn
-    from app.write.timing import StageClock
 
-    clock, close_clock = StageClock(), StageClock()
-    track = SessionTrack(services, clock=clock)
-    closer = SessionTrack(services, clock=close_clock)
-    instrument(track, clock)
-    cpu = CpuMeter(services.db)
+    clock, close_clock, track, closer, cpu = _api_tracks(services)
     decisions: Counter[str] = Counter()
     turns = sum(len(s.turns) for s in sessions)
     gate = asyncio.Semaphore(in_flight)
@@ -226,7 +230,7 @@ async def _run_ingest_concurrent(services: Services, sessions: list[Session], *,
 
     async def append(vault: Any, s: Session) -> None:
         async with gate:
-            res = await track.append_turns(vault, s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns])
+            res = await track.append_turns(vault, s.id, _turns_in(s))
             if not ensuring.locked():  # the worker's minute job meanwhile, one build at a time
                 async with ensuring:
                     await ensure(services.db, vault.id)
@@ -267,10 +271,8 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     from app.bench.cpu import CpuMeter
     from app.bench.runtime import progress, scratch_vault
     from app.write.bulk import BulkConfig, BulkIngest, SessionIn
-    from app.write.sessions import TurnIn
-    from app.write.timing import StageClock
-
     from app.write.sessions import SessionTrack
+    from app.write.timing import StageClock
 
     clock, close_clock = StageClock(), StageClock()
     bulk = BulkIngest(services, BulkConfig(batch_items=batch), clock=clock)
@@ -288,7 +290,7 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
 
     bulk.sessions_track.close = timed_close  # type: ignore[method-assign]
     turns = sum(len(s.turns) for s in sessions)
-    inputs = [SessionIn(s.id, [TurnIn(t.role, t.content, s.date) for t in s.turns]) for s in sessions]
+    inputs = [SessionIn(s.id, _turns_in(s)) for s in sessions]
     label = "bulk+close" if close_sessions else "bulk"
     bar = progress(turns, f"ingest {label}", unit="turn") if show_progress else None
     marks = Marks(bar)
