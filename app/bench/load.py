@@ -16,8 +16,6 @@ import asyncio
 import os
 import random
 import re
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -155,12 +153,6 @@ class CpuMeter:
                 "wall_s": round(end["at"] - self.start["at"], 2), "machine_busy": round(busy, 3)}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("load", help="concurrent recall + write load on loopback: latency, errors, lost writes, RSS")
     p.add_argument("--duration", type=float, default=300.0, help="seconds under load (default 300)")
@@ -184,78 +176,66 @@ def _run(args: argparse.Namespace) -> int:
 async def run(args: argparse.Namespace) -> int:
     import httpx
 
-    from app.bench.runtime import ensure_bench_database, write_json
+    from app.bench.runtime import ensure_bench_database, serve_process, write_json
     from app.settings import get_settings
 
     settings = get_settings()
     load_before = os.getloadavg()[0]  # other work on the machine as the run begins
     url = await asyncio.to_thread(ensure_bench_database, settings)
-    port = free_port()
     env = {k: v for k, v in os.environ.items()}
     env.update(MEMVAULT_DATABASE_URL=url, PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""))
-    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"memvault-bench-load-{port}.log"
-    log = log_path.open("w")
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"memvault-bench-load-{os.getpid()}.log"
     workers = ["--workers", str(args.workers)] if args.workers else []
-    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port",
-                               str(port), *workers], env=env, stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
     rng = random.Random(args.seed)
     vault = f"load-{uuid.uuid4().hex[:10]}"
     key, key_id = await _admin_key(url)
     try:
-        async with httpx.AsyncClient(base_url=base, timeout=60, headers={"Authorization": f"Bearer {key}"},
-                                     limits=httpx.Limits(max_connections=args.clients + 4)) as http:
-            await _wait_up(http, server, log_path)
-            r = await http.post("/v1/vaults", json={"name": vault})
-            r.raise_for_status()
-            print(f"bench load: API on {base} (pid {server.pid}), database {url.rsplit('/', 1)[-1]}, vault {vault}",
-                  file=sys.stderr)
-            t0 = time.monotonic()
-            for i in range(0, args.memories, 100):
-                batch = [{"content": sentence(rng)} for _ in range(min(100, args.memories - i))]
-                (await http.post(f"/v1/vaults/{vault}/memories", json={"items": batch})).raise_for_status()
-            fill_s = time.monotonic() - t0
-            drained = await _drain_jobs(url, limit_s=180)
-            meter = CpuMeter(server.pid, url)
-            await meter.mark()
-            idle = Tally()
-            for _ in range(args.idle_recalls):
-                await _recall(http, vault, rng, idle)
-            print(f"bench load: {args.memories} memories in {fill_s:.0f} s, their jobs done {drained:.0f} s later; "
-                  "idle recall p95 "
-                  f"{pct(idle.latencies['recall'])['p95']:.0f} ms; {args.clients} clients for {args.duration:.0f} s",
-                  file=sys.stderr)
-            idle_cpu = await meter.since()
-            await meter.mark()
-            load, rss = Tally(), [(0.0, rss_mb(server.pid))]
-            stop = time.monotonic() + args.duration
-            start = time.monotonic()
+        with serve_process(env, log_path, *workers) as (server, base):
+            async with httpx.AsyncClient(base_url=base, timeout=60, headers={"Authorization": f"Bearer {key}"},
+                                         limits=httpx.Limits(max_connections=args.clients + 4)) as http:
+                await _wait_up(http, server, log_path)
+                r = await http.post("/v1/vaults", json={"name": vault})
+                r.raise_for_status()
+                print(f"bench load: API on {base} (pid {server.pid}), database {url.rsplit('/', 1)[-1]}, "
+                      f"vault {vault}", file=sys.stderr)
+                t0 = time.monotonic()
+                for i in range(0, args.memories, 100):
+                    batch = [{"content": sentence(rng)} for _ in range(min(100, args.memories - i))]
+                    (await http.post(f"/v1/vaults/{vault}/memories", json={"items": batch})).raise_for_status()
+                fill_s = time.monotonic() - t0
+                drained = await _drain_jobs(url, limit_s=180)
+                meter = CpuMeter(server.pid, url)
+                await meter.mark()
+                idle = Tally()
+                for _ in range(args.idle_recalls):
+                    await _recall(http, vault, rng, idle)
+                print(f"bench load: {args.memories} memories in {fill_s:.0f} s, their jobs done {drained:.0f} s "
+                      f"later; idle recall p95 {pct(idle.latencies['recall'])['p95']:.0f} ms; {args.clients} clients "
+                      f"for {args.duration:.0f} s", file=sys.stderr)
+                idle_cpu = await meter.since()
+                await meter.mark()
+                load, rss = Tally(), [(0.0, rss_mb(server.pid))]
+                stop = time.monotonic() + args.duration
+                start = time.monotonic()
 
-            async def client(n: int) -> None:
-                crng = random.Random(args.seed * 1000 + n)
-                while time.monotonic() < stop:
-                    if crng.random() < args.write_share:
-                        await _write(http, vault, crng, load)
-                    else:
-                        await _recall(http, vault, crng, load)
+                async def client(n: int) -> None:
+                    crng = random.Random(args.seed * 1000 + n)
+                    while time.monotonic() < stop:
+                        if crng.random() < args.write_share:
+                            await _write(http, vault, crng, load)
+                        else:
+                            await _recall(http, vault, crng, load)
 
-            async def sampler() -> None:
-                while time.monotonic() < stop:
-                    await asyncio.sleep(min(10.0, max(1.0, args.duration / 30)))
-                    rss.append((time.monotonic() - start, rss_mb(server.pid)))
+                async def sampler() -> None:
+                    while time.monotonic() < stop:
+                        await asyncio.sleep(min(10.0, max(1.0, args.duration / 30)))
+                        rss.append((time.monotonic() - start, rss_mb(server.pid)))
 
-            await asyncio.gather(sampler(), *(client(n) for n in range(args.clients)))
-            elapsed = time.monotonic() - start
-            load_cpu = await meter.since()
+                await asyncio.gather(sampler(), *(client(n) for n in range(args.clients)))
+                elapsed = time.monotonic() - start
+                load_cpu = await meter.since()
         present = await _present(url, vault, load.acked)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-        log.close()
         await _drop(url, vault, key_id)
 
     result = _summary(args, idle, load, present, rss, elapsed, fill_s)

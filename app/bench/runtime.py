@@ -10,15 +10,19 @@ is dropped when its run ends.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import app
+from app.db.cluster import free_port
 from app.db.connector import Database
 from app.services import Services
 from app.settings import Settings, get_settings
@@ -151,3 +155,28 @@ def conditions_note() -> str:
     settings = get_settings()
     note = f" · second rail: {settings.rail2_embedder}" if settings.rail2_embedder != "none" else ""
     return note + (" · graph built (bench_graph)" if settings.bench_graph else "")
+
+
+@contextmanager
+def serve_process(env: Mapping[str, str], log_path: Path, *options: str,
+                  stop_s: float = 60) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``memvault serve`` on a free loopback port, in a process group of its own (the API processes and the job
+    worker it starts are its children), its output in ``log_path``; yields the process and its base URL.
+
+    On exit the group gets SIGTERM; a serve still running ``stop_s`` later is killed with SIGKILL and that is an
+    error (it should stop on SIGTERM: systemd and docker stop it that way)."""
+    port = free_port()
+    with log_path.open("w") as log:
+        server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port",
+                                   str(port), *options], env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        try:
+            yield server, f"http://127.0.0.1:{port}"
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(stop_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                raise RuntimeError(f"memvault serve (pid {server.pid}) did not stop within {stop_s:.0f} s of "
+                                   f"SIGTERM and was killed; see {log_path}") from None

@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import io
 import shutil
-import socket
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 import pytest
+
+from app.db.cluster import free_port
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -24,19 +25,13 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
          "--disable-dev-shm-usage", "--window-size=1280,1000")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @asynccontextmanager
 async def served(services):
     import uvicorn
 
     from app.api.app import create_app
 
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(services.settings, services=services), host="127.0.0.1",
                                            port=port, log_level="warning"))
     task = asyncio.create_task(server.serve())

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from app.auth import Principal
 from app.background.profile import write_snapshot
+from app.db.cluster import free_port
 from app.interfaces.mcp import MemvaultTools, http_app
 from tests.conftest import cli_env
 
@@ -34,19 +34,13 @@ def _text(result) -> str:
     return block.text
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @asynccontextmanager
 async def http_session(services, vault_name: str | None, key: str | None):
     """The streamable HTTP app under uvicorn on a free loopback port, and an SDK client session to it that sends
     ``key`` with each request."""
     import uvicorn
 
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(http_app(services, vault_name), host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="on"))
     task = asyncio.create_task(server.serve())

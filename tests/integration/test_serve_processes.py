@@ -3,24 +3,15 @@ own, every one logged in as memvault_service, all answering, all gone after SIGT
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
 import subprocess
-import sys
 import time
 
 import httpx
 import psycopg
 import pytest
 
+from app.bench.runtime import serve_process
 from tests.conftest import cli_env
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.timeout(180)
@@ -28,13 +19,8 @@ def test_serve_with_two_api_processes_and_a_job_worker(db_url: str, _admin_key_m
     key_id, admin_key, key_hash = _admin_key_material
     with psycopg.connect(db_url, autocommit=True) as conn:  # closed before: the serve's logins are all left
         conn.execute("SELECT * FROM memvault.api_key_create_v1(%s, %s, 'admin', NULL, 'multi')", (key_id, key_hash))
-    port = _free_port()
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-                               "--workers", "2"], env=cli_env(db_url), stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True)
-    try:
-        base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 150
+    with serve_process(cli_env(db_url), tmp_path / "serve.log", "--workers", "2") as (server, base):
+        deadline = time.monotonic() + 150
         with httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {admin_key}"}) as http:
             while True:
                 assert server.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
@@ -58,11 +44,3 @@ def test_serve_with_two_api_processes_and_a_job_worker(db_url: str, _admin_key_m
         procs = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server.pid)], capture_output=True, text=True,
                                check=False).stdout.split()
         assert len(procs) >= 2  # the job worker and uvicorn's two API processes (under the supervisor)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            raise
-        log.close()
