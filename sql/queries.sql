@@ -28,6 +28,14 @@ SELECT * FROM memvault.record_recall_v1(%s::bigint[], %s, %s, %s, %s, %s::jsonb,
 -- app/read/continuity.py
 SELECT * FROM memvault.session_neighbours_v1(%s::bigint[], %s);
 
+-- hop_dense --
+-- app/read/hops.py
+SELECT * FROM memvault.hop_dense_v1(%s::bigint[], %s, %s);
+
+-- hop_entities --
+-- app/read/hops.py
+SELECT * FROM memvault.hop_entities_v1(%s::bigint[], %s, %s, %s, %s, %s);
+
 -- knowledge_gap_for --
 -- app/read/gap.py
 SELECT * FROM memvault.knowledge_gap_for_v1(%s);

@@ -225,6 +225,25 @@ class SpreadConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class HopConfig:
+    """HopExpansion (app/read/hops.py): for a question that asks for many (asks_many), the memories near the
+    ``seeds`` best first-hop candidates (by meaning, by the entities they name, by community) join the ranking.
+    ``dense_n`` / ``entity_n`` 0 switch a source off; both are off (the stage inactive) since round 8 of
+    docs/read-track-log.md: on the LoCoMo dev folds neither raised @10 on a fold it was not tuned on (dense_n
+    10 at decay 1: multi-hop @10 0.483 -> 0.456; entity_n 20 on the offline extractor's graph: 0.490 -> 0.494, in
+    one fold only)."""
+
+    enabled: bool = True
+    always: bool = False  # every question, not only those asks_many reads as asking for many
+    seeds: int = 10
+    dense_n: int = 0  # each seed's nearest memories by embedding
+    entity_n: int = 0  # memories naming a (rare) entity the seeds' triples name, best first
+    max_share: float = 0.1  # an entity named in more than this share of the evidence blocks is no link
+    communities: bool = True  # ... and the other members of those entities' L1 communities, at half weight
+    decay: float = 0.5  # a newcomer's base: its seed's base x decay x its similarity / entity weight
+
+
+@dataclass(frozen=True, slots=True)
 class IntentProfile:
     """Everything an intent decides downstream."""
 
@@ -245,6 +264,7 @@ _BASE = ScoringConfig()
 FAST_RECIPE: tuple[str, ...] = (
     "app.read.search:FastSearch",
     "app.read.continuity:SessionContinuity",
+    "app.read.hops:HopExpansion",
     "app.read.speaker:SpeakerMatch",
     "app.read.cohesion:SessionCohesion",
     "app.read.spread:SessionSpread",
@@ -254,6 +274,7 @@ FAST_RECIPE: tuple[str, ...] = (
 SLOW_RECIPE: tuple[str, ...] = (
     "app.read.search:FastSearch",
     "app.read.continuity:SessionContinuity",
+    "app.read.hops:HopExpansion",
     "app.read.funnel:MultiQuery",
     "app.read.gap:KnowledgeGap",
     "app.read.speaker:SpeakerMatch",
@@ -289,6 +310,7 @@ class ReadConfig:
     speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
     cohesion: CohesionConfig = field(default_factory=CohesionConfig)
     spread: SpreadConfig = field(default_factory=SpreadConfig)
+    hops: HopConfig = field(default_factory=HopConfig)
     # ScoringConfig fields set over every intent's profile, as (name, value) pairs: how a benchmark's --tune
     # tries a scoring coefficient (app/bench/folds.py); empty in service.
     scoring_overrides: tuple[tuple[str, Any], ...] = ()

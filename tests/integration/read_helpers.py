@@ -4,6 +4,7 @@ write track does), without the write track's gates, so tests control exactly wha
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -63,4 +64,25 @@ async def put_blocks(services, vault, mems: list[Mem | str], *, now: datetime | 
             ids.append((await cur.fetchone())["id"])
             if m.access_count or m.up or m.down:
                 await conn.execute(USAGE, {**params, "id": ids[-1]})
+    return ids
+
+
+async def put_graph(services, vault, entities: list[str], triples: list[tuple[str, str, str, int]]) -> dict[str, int]:
+    """Entities and triples (subject, predicate, object, evidence block id) in the tables and the vault's AGE graph,
+    as the graph job leaves them; returns each entity's id."""
+    ids: dict[str, int] = {}
+    async with services.db.transaction(vault.id) as conn:
+        for name in entities:
+            cur = await conn.execute("INSERT INTO memvault.entity (vault_id, name, canonical_key) VALUES (%s, %s, %s) "
+                                     "RETURNING id", (vault.id, name, name.lower()))
+            ids[name] = (await cur.fetchone())["id"]
+        edges = []
+        for s, p, o, bid in triples:
+            cur = await conn.execute(
+                "INSERT INTO memvault.triple (vault_id, subject_id, predicate, object_id, evidence_block_id, confidence,"
+                " valid_at) VALUES (%s, %s, %s, %s, %s, 0.9, now() - interval '1 day') RETURNING id",
+                (vault.id, ids[s], p, ids[o], bid))
+            edges.append({"s": ids[s], "o": ids[o], "p": p, "t": (await cur.fetchone())["id"], "b": bid})
+    await services.db.fetchone("SELECT memvault.graph_add_v1(%s, %s::jsonb, %s::jsonb) AS n", (
+        vault.id, json.dumps([{"id": i, "name": n} for n, i in ids.items()]), json.dumps(edges)))
     return ids

@@ -10,26 +10,7 @@ from app.read.config import RecallOptions
 from app.read.prefetch import PrefetchCache, prefetch_for_turn, query_hash
 from app.read.recall import recall
 from app.read.stats import COUNTERS
-from tests.integration.read_helpers import Mem, put_blocks
-
-
-async def _graph(services, vault, entities: list[str], triples: list[tuple[str, str, str, int]]) -> dict[str, int]:
-    ids: dict[str, int] = {}
-    async with services.db.transaction(vault.id) as conn:
-        for name in entities:
-            cur = await conn.execute("INSERT INTO memvault.entity (vault_id, name, canonical_key) VALUES (%s, %s, %s) "
-                                     "RETURNING id", (vault.id, name, name.lower()))
-            ids[name] = (await cur.fetchone())["id"]
-        edges = []
-        for s, p, o, bid in triples:
-            cur = await conn.execute(
-                "INSERT INTO memvault.triple (vault_id, subject_id, predicate, object_id, evidence_block_id, confidence,"
-                " valid_at) VALUES (%s, %s, %s, %s, %s, 0.9, now() - interval '1 day') RETURNING id",
-                (vault.id, ids[s], p, ids[o], bid))
-            edges.append({"s": ids[s], "o": ids[o], "p": p, "t": (await cur.fetchone())["id"], "b": bid})
-    await services.db.fetchone("SELECT memvault.graph_add_v1(%s, %s::jsonb, %s::jsonb) AS n", (
-        vault.id, json.dumps([{"id": i, "name": n} for n, i in ids.items()]), json.dumps(edges)))
-    return ids
+from tests.integration.read_helpers import Mem, put_blocks, put_graph
 
 
 async def test_cascade_local_walks_the_graph(services, vault) -> None:
@@ -39,7 +20,7 @@ async def test_cascade_local_walks_the_graph(services, vault) -> None:
         "Dresden has a famous baroque old town.",
         "I like to bake sourdough bread on Sundays.",
     ])
-    await _graph(services, vault, ["Anna", "Siemens", "Dresden"],
+    await put_graph(services, vault, ["Anna", "Siemens", "Dresden"],
                  [("Anna", "works_at", "Siemens", a), ("Siemens", "opens_factory_in", "Dresden", b)])
     r = await recall(services, vault, "How does Anna relate to Dresden?", RecallOptions(k=1))
     assert r.meta["thinking"] == "slow" and r.meta["mode"] == "HYBRID"
