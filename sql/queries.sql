@@ -589,8 +589,8 @@ SELECT pg_advisory_unlock(hashtext('memvault.dream'), hashtext(%s));
 SELECT set_config('memvault.actor', %s, true);
 
 -- dream_gate --
--- app/background/dream.py
-SELECT * FROM memvault.dream_gate_v1(%s, now(), %s, %s);
+-- app/background/dream.py: the clock is the database's unless the caller gives one (a simulated night)
+SELECT * FROM memvault.dream_gate_v1(%s, coalesce(%s::timestamptz, now()), %s, %s);
 
 -- dream_begin --
 -- app/background/dream.py
@@ -617,8 +617,9 @@ SELECT * FROM memvault.dream_snapshot_v1(%s, %s, %s);
 SELECT memvault.prune_orphan_entities_v1(%s, %s) AS ids;
 
 -- review_sweep --
--- app/background/dream.py, app/background/dream_job.py: overdue items back to PENDING (due within %s days)
-SELECT memvault.review_sweep_v1(now(), make_interval(days => %s)) AS n;
+-- app/background/dream.py, app/background/dream_job.py: overdue items at a time (NULL: now) back to PENDING (due
+-- within %s days)
+SELECT memvault.review_sweep_v1(coalesce(%s::timestamptz, now()), make_interval(days => %s)) AS n;
 
 -- review_open_count --
 -- app/background/dream.py
@@ -726,7 +727,7 @@ SELECT memvault.apply_conflict_verdict_v1(%s, %s, %s, %s, %s, %s) AS s;
 
 -- tier_plan --
 -- app/background/tiering.py
-SELECT * FROM memvault.tier_plan_v1(now(), %s, %s, %s, %s, %s);
+SELECT * FROM memvault.tier_plan_v1(coalesce(%s::timestamptz, now()), %s, %s, %s, %s, %s);
 
 -- apply_tiers --
 -- app/background/tiering.py
@@ -734,7 +735,7 @@ SELECT memvault.apply_tiers_v1(%s::jsonb);
 
 -- prune_rejected --
 -- app/background/tiering.py
-SELECT memvault.prune_rejected_v1(now(), %s, %s) AS ids;
+SELECT memvault.prune_rejected_v1(coalesce(%s::timestamptz, now()), %s, %s) AS ids;
 
 -- dream_conflict_scan --
 -- app/background/dream.py: candidate pairs into dream_conflict (DreamConfig's scan_* fields)

@@ -65,6 +65,7 @@ class DreamContext:
     dry_run: bool
     since: datetime | None
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    now: datetime | None = None  # the clock the gate, the snapshot, tiering and the review sweep read (None: now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,17 +96,17 @@ class DreamLoop:
         self.tcr = TemporalConflictResolution(services.llm, get_judge_llm(services.settings), self.config)
 
     # --- the run ------------------------------------------------------------------------------------------
-    async def gate(self, vault: Vault) -> dict[str, Any]:
+    async def gate(self, vault: Vault, now: datetime | None = None) -> dict[str, Any]:
         cfg = self.config
         row = await self.services.db.fetchone(Q.dream_gate,
-                                              (vault.id, cfg.gate_min_hours, cfg.gate_min_sessions),
+                                              (vault.id, now, cfg.gate_min_hours, cfg.gate_min_sessions),
                                               vault_id=vault.id)
         assert row is not None
         return dict(row)
 
-    async def check_gate(self, vault: Vault, *, force: bool = False) -> dict[str, Any]:
+    async def check_gate(self, vault: Vault, *, force: bool = False, now: datetime | None = None) -> dict[str, Any]:
         """The gate's numbers; GateClosed (409, saying what is missing) when it is closed and not ``force``."""
-        gate = await self.gate(vault)
+        gate = await self.gate(vault, now)
         if not force and not gate["open"]:
             hours = "never dreamed" if gate["last_dream_at"] is None else f"{gate['hours_since']:.1f} h since the last dream"
             raise GateClosed(
@@ -115,8 +116,10 @@ class DreamLoop:
         return gate
 
     async def run(self, vault: Vault, *, trigger: str = "manual", dry_run: bool = False,
-                  force: bool = False) -> DreamOutcome:
-        """Dream ``vault`` now (``force``: whatever the gate says), or resume its unfinished dream."""
+                  force: bool = False, now: datetime | None = None) -> DreamOutcome:
+        """Dream ``vault`` now (``force``: whatever the gate says), or resume its unfinished dream. ``now`` replaces
+        the database's clock for what the dream judges by time (the gate, the daily snapshot's day, tiers, prune,
+        overdue reviews), so a test can live through nights and months; the run's own records keep real time."""
         db = self.services.db
         async with db.pool.connection() as lock_conn:
             cur = await lock_conn.execute(Q.dream_try_lock,
@@ -126,19 +129,20 @@ class DreamLoop:
                 raise Conflict(f"vault {vault.name!r} is dreaming already", hint="see GET .../dream/runs")
             await lock_conn.commit()
             try:
-                return await self._run_locked(vault, trigger, dry_run, force)
+                return await self._run_locked(vault, trigger, dry_run, force, now)
             finally:
                 await lock_conn.execute(Q.dream_unlock,
                                         (str(vault.id),))
                 await lock_conn.commit()
 
-    async def _run_locked(self, vault: Vault, trigger: str, dry_run: bool, force: bool) -> DreamOutcome:
+    async def _run_locked(self, vault: Vault, trigger: str, dry_run: bool, force: bool,
+                          now: datetime | None) -> DreamOutcome:
         db = self.services.db
-        gate = await self.check_gate(vault, force=force)
+        gate = await self.check_gate(vault, force=force, now=now)
         async with db.transaction(vault.id) as conn:
             cur = await conn.execute(Q.dream_begin, (trigger, dry_run))
             begun = await cur.fetchone()
-        ctx = DreamContext(vault, int(begun["run_id"]), dry_run, gate["last_dream_at"], dict(begun["stats"] or {}))
+        ctx = DreamContext(vault, int(begun["run_id"]), dry_run, gate["last_dream_at"], dict(begun["stats"] or {}), now)
         done = begun["stage"]
         todo = list(STAGES[STAGES.index(done) + 1:]) if done else list(STAGES)
         try:
@@ -208,11 +212,11 @@ class DreamLoop:
     async def _orient(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
         cfg = self.config
         cur = await conn.execute(Q.dream_gate,
-                                 (ctx.vault.id, cfg.gate_min_hours, cfg.gate_min_sessions))
+                                 (ctx.vault.id, ctx.now, cfg.gate_min_hours, cfg.gate_min_sessions))
         g = await cur.fetchone()
         cur = await conn.execute(Q.dream_counts)
         counts = await cur.fetchone()
-        snapshot = await write_snapshot(conn, datetime.now(UTC).date())
+        snapshot = await write_snapshot(conn, (ctx.now or datetime.now(UTC)).astimezone(UTC).date())
         return {"last_dream_at": g["last_dream_at"], "hours_since": g["hours_since"],
                 "sessions_since": g["sessions_since"], "blocks_since": g["blocks_since"], **counts,
                 "snapshot": {"day": snapshot["day"], "recalls": snapshot["recalls"],
@@ -268,9 +272,9 @@ class DreamLoop:
         cur = await conn.execute(Q.prune_orphan_entities,
                                  (self.config.prune_orphans_limit, ctx.dry_run))
         orphans = (await cur.fetchone())["ids"]
-        tiers = await self.tiers(conn)
+        tiers = await self.tiers(conn, ctx.now)
         cur = await conn.execute(Q.review_sweep,
-                                 (self.config.review_ttl_days,))
+                                 (ctx.now, self.config.review_ttl_days))
         overdue = (await cur.fetchone())["n"]
         cur = await conn.execute(Q.review_open_count)
         pending = (await cur.fetchone())["n"]

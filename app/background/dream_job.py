@@ -58,7 +58,7 @@ async def dream_schedule(timestamp: int) -> dict:
     deferred = []
     async with services.db.transaction() as conn:
         cur = await conn.execute(Q.review_sweep,
-                                 (cfg.review_ttl_days,))
+                                 (None, cfg.review_ttl_days))
         overdue = (await cur.fetchone())["n"]
         cur = await conn.execute(Q.dream_due,
                                  (cfg.gate_min_hours, cfg.gate_min_sessions))

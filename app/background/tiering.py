@@ -20,6 +20,8 @@ from app.models.tasks import SUMMARIZE, SummarizeInput
 from app.models.tasks.text import split_sentences, truncate_chars
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import psycopg
 
     from app.models.base import LLM
@@ -40,10 +42,12 @@ class TierDigest:
         first = next(iter(split_sentences(text)), text)
         return truncate_chars(first, self.config.headline_chars)
 
-    async def __call__(self, conn: psycopg.AsyncConnection) -> dict[str, Any]:
+    async def __call__(self, conn: psycopg.AsyncConnection, now: datetime | None = None) -> dict[str, Any]:
+        """Move the vault's memories to the tier their recency, access and confidence give at ``now`` (the
+        database's clock when None), compressing on the way down; prune what people voted down and nobody uses."""
         c = self.config
         cur = await conn.execute(Q.tier_plan,
-                                 (c.hot_days, c.warm_days, c.cold_days, c.keep_confidence, c.batch))
+                                 (now, c.hot_days, c.warm_days, c.cold_days, c.keep_confidence, c.batch))
         moves = []
         counts: dict[str, int] = {}
         for r in await cur.fetchall():
@@ -59,6 +63,6 @@ class TierDigest:
         if moves:
             await conn.execute(Q.apply_tiers, (json.dumps(moves),))
         cur = await conn.execute(Q.prune_rejected,
-                                 (c.prune_min_down, c.prune_idle_days))
+                                 (now, c.prune_min_down, c.prune_idle_days))
         pruned = (await cur.fetchone())["ids"]
         return {"moves": counts, "pruned": len(pruned)}

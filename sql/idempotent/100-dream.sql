@@ -37,7 +37,9 @@ CREATE OR REPLACE FUNCTION memvault.dream_hour_v1(p_settings jsonb) RETURNS inte
     AS $$ SELECT coalesce((p_settings #>> '{dream,hour}')::integer, 4) $$;
 
 -- The dual gate of one vault (seed 004): more than p_min_hours since the last finished dream AND at least
--- p_min_sessions sessions started since then (since the vault was created, before its first dream).
+-- p_min_sessions sessions since then (since the vault was created, before its first dream). A session counts when
+-- turns of it were recorded since then (transaction time): an import of last year's conversations counts, and so
+-- does a session continued after a close; when its conversation began (its started_at, valid time) does not.
 CREATE OR REPLACE FUNCTION memvault.dream_gate_v1(p_vault uuid, p_now timestamptz DEFAULT now(),
                                                   p_min_hours double precision DEFAULT 24,
                                                   p_min_sessions integer DEFAULT 5)
@@ -54,7 +56,8 @@ CREATE OR REPLACE FUNCTION memvault.dream_gate_v1(p_vault uuid, p_now timestampt
         FROM last l
     ), c AS (
         SELECT s.at, s.from_at,
-               (SELECT count(*) FROM memvault.session x WHERE x.vault_id = p_vault AND x.started_at > s.from_at)::integer AS sess,
+               (SELECT count(DISTINCT t.session_id) FROM memvault.turn t
+                 WHERE t.vault_id = p_vault AND t.recorded_at > s.from_at)::integer AS sess,
                (SELECT count(*) FROM memvault.block b WHERE b.vault_id = p_vault AND b.recorded_at > s.from_at)::integer AS blocks
         FROM since s
     )

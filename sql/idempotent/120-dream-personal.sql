@@ -332,8 +332,28 @@ CREATE OR REPLACE FUNCTION memvault.expected_neighbour_gaps_v1(p_resolution doub
     LIMIT p_limit
 $$;
 
--- Tiering: where each current memory of the current vault belongs now, by recency (the later of when it was
--- recorded and last recalled), access and confidence: hot < p_hot_days, warm < p_warm_days, cold < p_cold_days,
+-- When the vault last learned what a block says: the recorded_at of the first version with its current content,
+-- category, valid time, trust and confidence. A move between tiers writes a new version (history keeps the one
+-- before) but teaches nothing, so it does not count: tiering and the closed-loop prune measure idleness from here
+-- (from the row's own recorded_at, a memory moved to cold looked fresh again the next night and moved back up).
+CREATE OR REPLACE FUNCTION memvault._learned_at_v1(b memvault.block)
+    RETURNS timestamptz
+    LANGUAGE sql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    SELECT CASE WHEN b.version = 1 THEN b.recorded_at ELSE coalesce((
+        SELECT f.recorded_at FROM memvault.block_history f
+        WHERE f.vault_id = b.vault_id AND f.id = b.id AND f.version = 1 + coalesce((
+            SELECT max(h.version) FROM memvault.block_history h
+            WHERE h.vault_id = b.vault_id AND h.id = b.id
+              AND (h.content, h.category, h.valid_at, h.invalid_at, h.superseded_by, h.retracted_at, h.trust_score,
+                   h.confidence)
+                  IS DISTINCT FROM (b.content, b.category, b.valid_at, b.invalid_at, b.superseded_by, b.retracted_at,
+                                    b.trust_score, b.confidence)), 0)), b.recorded_at) END
+$$;
+
+-- Tiering: where each current memory of the current vault belongs now, by recency (the later of when the vault
+-- learned what it says, _learned_at_v1, and when it was last recalled), access and confidence: hot < p_hot_days, warm < p_warm_days, cold < p_cold_days,
 -- else frozen. In active use (recalled within p_warm_days, or more upvotes than downvotes) it is never below warm;
 -- confidence >= p_keep_confidence never below cold. Returns only the memories whose tier changes, with the text a
 -- downward move compresses (the content; a digest already made for a colder tier is never undone).
@@ -348,7 +368,8 @@ CREATE OR REPLACE FUNCTION memvault.tier_plan_v1(p_now timestamptz DEFAULT now()
     AS $$
     WITH x AS (
         SELECT b.id, b.tier, b.content, b.digest, b.confidence,
-               extract(epoch FROM p_now - greatest(b.recorded_at, coalesce(u.last_accessed_at, b.recorded_at))) / 86400.0 AS idle,
+               extract(epoch FROM p_now - greatest(memvault._learned_at_v1(b),
+                                                   coalesce(u.last_accessed_at, '-infinity'))) / 86400.0 AS idle,
                (coalesce(u.last_accessed_at, '-infinity') > p_now - make_interval(secs => p_warm_days * 86400)
                 OR coalesce(u.feedback_up, 0) > coalesce(u.feedback_down, 0)) AS active
         FROM memvault.block b
@@ -396,7 +417,7 @@ END
 $$;
 
 -- Closed-loop prune: memories people marked wrong (at least p_min_down downvotes, more than upvotes) that nobody
--- recalled for p_idle_days are retracted (transaction time ends; history and sources stay). A memory in active use
+-- recalled for p_idle_days (counted from their last recall, or from when the vault learned them) are retracted (transaction time ends; history and sources stay). A memory in active use
 -- (recalled within p_idle_days, or upvoted as much) is never pruned. p_dry_run only lists them.
 CREATE OR REPLACE FUNCTION memvault.prune_rejected_v1(p_now timestamptz DEFAULT now(), p_min_down integer DEFAULT 2,
                                                       p_idle_days double precision DEFAULT 30,
@@ -412,7 +433,8 @@ BEGIN
     FROM memvault.block b JOIN memvault.block_usage u ON u.vault_id = b.vault_id AND u.block_id = b.id
     WHERE b.vault_id = memvault.current_vault_id() AND b.retracted_at IS NULL
       AND u.feedback_down >= p_min_down AND u.feedback_down > u.feedback_up
-      AND coalesce(u.last_accessed_at, '-infinity') < p_now - make_interval(secs => p_idle_days * 86400);
+      AND greatest(memvault._learned_at_v1(b), coalesce(u.last_accessed_at, '-infinity'))
+          < p_now - make_interval(secs => p_idle_days * 86400);
     IF p_dry_run OR cardinality(v_ids) = 0 THEN
         RETURN v_ids;
     END IF;

@@ -129,8 +129,9 @@ async def test_tier_digest_is_one_way_and_prune_spares_memories_in_use(services,
     assert {v["content"] for v in versions} == {long}
     # frozen: a headline; warming up again never brings the text back (the recall above counted as an access)
     async with services.db.transaction(vault.id) as conn:
-        await conn.execute("UPDATE memvault.block SET recorded_at = now() - interval '400 days' WHERE vault_id = %s "
-                           "AND id = %s", (vault.id, old))
+        for table in ("block", "block_history"):  # learned 400 days ago: every version (a tier move is no news)
+            await conn.execute(f"UPDATE memvault.{table} SET recorded_at = now() - interval '400 days' "
+                               "WHERE vault_id = %s AND id = %s", (vault.id, old))
         await conn.execute("UPDATE memvault.block_usage SET last_accessed_at = now() - interval '300 days' "
                            "WHERE vault_id = %s AND block_id = %s", (vault.id, old))
     await DreamLoop(services).run(vault, force=True)
