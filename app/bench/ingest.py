@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -58,6 +59,13 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--memories", type=int, default=0,
                    help="instead of turns: N short memories through the bulk path (the sentences bench latency "
                         "fills a vault with), with the rate of each tenth of the run as the vault grows")
+    p.add_argument("--exact-below", dest="exact_below", type=int, default=None,
+                   help="bulk path: the vault size from which the vector mirror searches through its HNSW graph "
+                        "(default MirrorConfig's; a number above the run's size keeps every search exact)")
+    p.add_argument("--save-decisions", dest="save_decisions", type=Path,
+                   help="--memories: write each memory's decision and target (the memory that made it) here")
+    p.add_argument("--compare-decisions", dest="compare_decisions", type=Path,
+                   help="--memories: count the memories whose decision or target differs from a saved run's")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.set_defaults(func=handler)
 
@@ -72,7 +80,14 @@ def handler(args: argparse.Namespace) -> int:
 
         sentences, _ = corpus(args.longmemeval, args.locomo)
         result = run_bench(lambda services: run_bulk_memories(services, list(texts(sentences, args.memories)),
-                                                              batch=args.batch), settings)
+                                                              batch=args.batch, mirror=_mirror_config(args)),
+                           settings)
+        per_item = result.pop("per_item")
+        if args.save_decisions:
+            args.save_decisions.write_text(json.dumps(per_item))
+        if args.compare_decisions:
+            result["decisions_differing"] = compare_decisions(json.loads(args.compare_decisions.read_text()),
+                                                              per_item)
         print(format_memories(result))
         write_json(args.json_path, result)
         return 0
@@ -84,15 +99,32 @@ def handler(args: argparse.Namespace) -> int:
             out["api"] = await run_ingest(services, sessions, close_sessions=args.close_sessions,
                                           in_flight=args.in_flight)
         if args.path in ("bulk", "both"):
-            out["bulk"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=False)
+            mirror = _mirror_config(args)
+            out["bulk"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=False, mirror=mirror)
             if args.close_sessions:
-                out["bulk_close"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=True)
+                out["bulk_close"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=True,
+                                                   mirror=mirror)
         return out
 
     result = run_bench(core, settings)
     print(format_table(result))
     write_json(args.json_path, result)
     return 0
+
+
+def _mirror_config(args: argparse.Namespace) -> Any:
+    from app.write.mirror import MirrorConfig
+
+    return MirrorConfig() if args.exact_below is None else MirrorConfig(exact_below=args.exact_below)
+
+
+def compare_decisions(before: list[list], after: list[list]) -> dict[str, int]:
+    """How many memories got another decision, or the same one against another memory's block, than in a saved
+    run of the same texts (targets named by the memory that created the block, so two vaults compare)."""
+    same = min(len(before), len(after))
+    decision = sum(1 for a, b in zip(before, after, strict=False) if a[0] != b[0])
+    target = sum(1 for a, b in zip(before, after, strict=False) if a[0] == b[0] and a[1] != b[1])
+    return {"memories": same, "decision": decision, "target": target}
 
 
 def corpus_sessions(locomo: Path | None, longmemeval: Path | None, turns: int) -> list[Session]:
@@ -265,17 +297,17 @@ async def _run_ingest_concurrent(services: Services, sessions: list[Session], *,
 
 
 async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 256, close_sessions: bool = False,
-                   show_progress: bool = True) -> dict[str, Any]:
+                   show_progress: bool = True, mirror: Any = None) -> dict[str, Any]:
     """The bulk path (app/write/bulk.py) into a fresh vault; with ``close_sessions`` each session is closed after
     its turns."""
     from app.bench.cpu import CpuMeter
     from app.bench.runtime import progress, scratch_vault
-    from app.write.bulk import BulkConfig, BulkIngest, SessionIn
+    from app.write.bulk import BulkIngest, SessionIn
     from app.write.sessions import SessionTrack
     from app.write.timing import StageClock
 
     clock, close_clock = StageClock(), StageClock()
-    bulk = BulkIngest(services, BulkConfig(batch_items=batch), clock=clock)
+    bulk = BulkIngest(services, _bulk_config(batch, mirror), clock=clock)
     instrument(bulk.sessions_track, clock)
     closer = SessionTrack(services, clock=close_clock)
     close_s = 0.0
@@ -314,13 +346,13 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
 
 
 async def run_bulk_memories(services: Services, texts: list[str], *, batch: int = 256,
-                            show_progress: bool = True) -> dict[str, Any]:
+                            show_progress: bool = True, mirror: Any = None) -> dict[str, Any]:
     """Short memories through the bulk path into a fresh vault: the rate overall and for each tenth of the run."""
     from datetime import UTC, datetime, timedelta
 
     from app.bench.cpu import CpuMeter
     from app.bench.runtime import progress, scratch_vault
-    from app.write.bulk import BulkConfig, BulkIngest
+    from app.write.bulk import BulkIngest
     from app.write.items import WriteItem
     from app.write.timing import StageClock
 
@@ -328,7 +360,7 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
     items = [WriteItem(content=t, said_at=start + timedelta(minutes=7 * i), source_kind="user" if i % 2 == 0
                        else "assistant", session_id=f"mem-{i // 40}") for i, t in enumerate(texts)]
     clock = StageClock()
-    bulk = BulkIngest(services, BulkConfig(batch_items=batch), clock=clock)
+    bulk = BulkIngest(services, _bulk_config(batch, mirror), clock=clock)
     instrument(bulk.sessions_track, clock)
     n = len(items)
     bar = progress(n, "ingest memories", unit="mem") if show_progress else None
@@ -343,7 +375,9 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
         if bar is not None:
             bar.close()
     tenths = marks.tenths(n)
-    return {"path": "bulk memories", "memories": n, "batch": batch, "wall_s": round(wall_s, 1),
+    made = {r.block_id: r.index for r in results if r.decision in ("CREATE", "SUPERSEDE")}
+    per_item = [[r.decision, made.get(r.related_block_id if r.decision != "CREATE" else None)] for r in results]
+    return {"path": "bulk memories", "per_item": per_item, "mirror": _mirror_note(mirror), "memories": n, "batch": batch, "wall_s": round(wall_s, 1),
             "memories_per_s": round(n / wall_s, 1) if wall_s else 0.0, "per_s_by_tenth": tenths,
             "after_last_batch_s": round(wall_s - marks.marks[-1][1], 1),
             "stage_ms_per_memory": {st: round(clock.seconds[st] * 1000 / n, 3) for st in STAGES
@@ -351,6 +385,20 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             "requeries": bulk.write.requeries, "decisions": dict(Counter(r.decision for r in results)),
             "cpu_ms_per_memory": cpu.per_item_ms("all", n),
             "embedder": services.embedder.name, "llm": services.settings.llm}
+
+
+def _bulk_config(batch: int, mirror: Any) -> Any:
+    from app.write.bulk import BulkConfig
+
+    return BulkConfig(batch_items=batch) if mirror is None else BulkConfig(batch_items=batch, mirror=mirror)
+
+
+def _mirror_note(mirror: Any) -> str:
+    from app.write.mirror import MirrorConfig
+
+    m = mirror or MirrorConfig()
+    return (f"exact below {m.exact_below:,} blocks a layer, HNSW graph above (M {m.m}, ef_construction "
+            f"{m.ef_construction}, ef_search {m.ef_search})")
 
 
 class Marks:
@@ -385,12 +433,17 @@ def format_memories(r: dict[str, Any]) -> str:
 
     lines = [f"ingest: {r['memories']} short memories through the bulk path (batches of {r['batch']}), embedder "
              f"{r['embedder']}, llm {r['llm']}, every gate on, one writer process{conditions_note()}",
+             f"  vector mirror: {r['mirror']}",
              f"  {r['memories_per_s']:.1f} memories/s ({r['wall_s']:.1f} s, of which {r['after_last_batch_s']:.1f} s "
              f"after the last batch: the vault's HNSW index); by tenth of the run (the vault growing): "
              f"{' / '.join(str(x) for x in r['per_s_by_tenth'])}",
              f"    {'stage':<28}{'ms/memory':>10}"]
     lines += [f"    {st:<28}{ms:>10.3f}" for st, ms in r["stage_ms_per_memory"].items()]
     lines.append(f"    decisions: {', '.join(f'{k} {v}' for k, v in sorted(r['decisions'].items()))}")
+    if r.get("decisions_differing"):
+        d = r["decisions_differing"]
+        lines.append(f"    against the saved run: {d['decision']} of {d['memories']} memories decided otherwise, "
+                     f"{d['target']} more the same way against another memory's block")
     lines.append(_cpu_line(r.get("cpu_ms_per_memory"), "memory", "memories"))
     return "\n".join(lines)
 

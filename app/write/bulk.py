@@ -5,8 +5,8 @@ turns) and write each batch in one transaction, exactly as one ``remember`` / ``
 gate, one embedding call, one candidate query, Dedup in order (app/write/batch.py), one insert, audit rows and one
 graph job (built later by the worker, as for any write). While a batch is decided and written, the next one is
 screened (normalized, gated, embedded) in a worker thread: the embedder and PostgreSQL then work at the same time.
-Dedup's nearest blocks come from an in-memory copy of the vault's vectors, searched exactly by one matrix product
-per batch (app/write/mirror.py), not from the database's scan. So the import needs no HNSW index: a vault without
+Dedup's nearest blocks come from an in-memory copy of the vault's vectors (app/write/mirror.py: one exact matrix
+product per batch below 20,000 blocks, an HNSW graph above), not from the database's scan. So the import needs no HNSW index: a vault without
 one gets it once, after the import (what the worker's job would do within a minute; a worker running meanwhile
 builds it when the vault crosses its size, and the inserts after that maintain it); a vault that has one keeps
 it. ``progress`` is called after each committed batch with the
@@ -29,7 +29,7 @@ from app.db.queries import Q
 from app.services import Services
 from app.vaults import Vault
 from app.write.items import ItemResult, WriteItem
-from app.write.mirror import VectorMirror
+from app.write.mirror import MirrorConfig, VectorMirror
 from app.write.sessions import SessionTrack, TurnIn, TurnsResult, archive_turns
 from app.write.timing import StageClock
 
@@ -47,6 +47,7 @@ class BulkConfig:
     # Dedup's nearest blocks from an in-memory copy of the vault's vectors, one exact matrix product per batch,
     # instead of the database's scan (app/write/mirror.py); False: the database's, as an API call.
     vector_mirror: bool = True
+    mirror: MirrorConfig = MirrorConfig()  # how the mirror searches (exact below a size, an HNSW graph above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +175,7 @@ class BulkIngest:
     # --- helpers --------------------------------------------------------------------------------------------
 
     def _mirror(self) -> VectorMirror | None:
-        return VectorMirror(self.services.embedder.dim) if self.config.vector_mirror else None
+        return VectorMirror(self.services.embedder.dim, self.config.mirror) if self.config.vector_mirror else None
 
     def _session_batches(self, sessions: Iterable[SessionIn], *, one_session: bool) -> Iterator[list[_Part]]:
         size = self.config.batch_items

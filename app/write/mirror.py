@@ -1,25 +1,34 @@
-"""``VectorMirror``: the bulk path's in-memory copy of one vault's Dedup vectors, searched exactly per batch.
+"""``VectorMirror``: the bulk path's in-memory copy of one vault's Dedup vectors, searched per batch.
 
 Dedup needs each item's nearest current blocks of its layer. PostgreSQL finds them by an exact scan of the vault
 below 5,000 blocks (a join of every item with every block: ~1-2 us a pair, 4.5 ms an item at 5,000 blocks) and
 by one HNSW index scan per item above (~1 ms an item, approximate). An import writes thousands of batches into one
-vault, so it keeps the vault's vectors here instead: one matrix product per batch gives every item's exact
-nearest blocks (0.2 ms an item at 25,000 blocks), and ``dedup_candidate_rows_v1`` returns the rows for those
-pairs with the cosines, ranking and cut of ``dedup_candidates_v3`` (plus the exact-hash hits, from the index).
+vault, so it keeps the vault's vectors here instead, and ``dedup_candidate_rows_v1`` returns the rows for the
+pairs found with the cosines, ranking and cut of ``dedup_candidates_v3`` (plus the exact-hash hits, from the index).
+
+How it searches, per layer: below ``MirrorConfig.exact_below`` rows, exactly, by one matrix product per batch
+(onnxruntime's GEMM); from that size on, through an HNSW graph of the layer's vectors (faiss ``IndexHNSWFlat``,
+inner product of unit vectors), as the database's own search goes approximate past its size. The exact product
+grows with the vault (0.66 ms an item at 100,000 blocks, and the comparison of every score with the threshold
+another 0.16); the graph costs ~0.1 ms an item to add and ~0.15 to search at any size. The graph's answers are
+scored again exactly from the mirror's own vectors, so a pair's cosine is the same either way; what can differ
+is a near block the graph misses (its recall at ``ef_search``).
 
 What it holds: every current chunk, memory and unit block of the vault (the kinds Dedup compares), loaded before
 each batch from the blocks above the last id it has seen (``dedup_vectors_since_v1``: the previous batch's
-blocks, and any other writer's), with the blocks this import superseded taken out and the ones it merged into
-given their new vector. A block another writer merges into or supersedes meanwhile keeps its old vector here;
-the rows come back from the table as they are now, so such a block is at worst a candidate ranked on its old
-vector (an HNSW scan is approximate too). ``spare`` extra pairs per item cover the blocks the database no longer
-counts as current.
+blocks, and any other writer's). A block this import superseded leaves it (its row is zeroed and marked dead; the
+graph keeps the node and its answers skip it); a block it merged into takes a new row with the new vector and its
+old row dies. A block another writer merges into or supersedes meanwhile keeps its old vector here; the rows come
+back from the table as they are now, so such a block is at worst a candidate ranked on its old vector (an HNSW scan
+is approximate too). ``spare`` extra pairs per item cover the blocks the database no longer counts as current.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -33,36 +42,110 @@ _ITEMS_PER_PRODUCT = 64
 _SLACK = 1e-3
 
 
+@dataclass(frozen=True, slots=True)
+class MirrorConfig:
+    # A layer's rows from which it is searched through its HNSW graph instead of exactly. At 20,000 rows the exact
+    # product and its comparison cost ~0.16 ms an item, about what the graph's add and search cost (0.25 ms),
+    # and a vault under it (every LoCoMo conversation, every LongMemEval haystack) is searched exactly.
+    exact_below: int = 20_000
+    # The graph's shape: M and ef_construction faiss's defaults (16, 40), ef_search wider than pgvector's 40. On
+    # the 100k-memory import's vectors, against the exact product (the 7 nearest at or above 0.749 of every 25th
+    # item past 20,000): ef_construction 40 or 64, ef_search 64, the same pairs found (all but 26 of 798, the
+    # same 26 either way: ties between identical vectors); add 0.10 ms an item (0.16 at 64), search 0.11.
+    m: int = 16
+    ef_construction: int = 40
+    ef_search: int = 64
+    # Nodes asked from the graph beyond the k wanted: the dead rows (superseded, merged) it may return first.
+    extra: int = 8
+
+
 class _Layer:
-    """One Dedup layer's vectors (chunks; or memories and units), unit rows; a block no longer current is a zero
-    row (its score 0 is under any threshold)."""
+    """One Dedup layer's vectors (chunks; or memories and units), unit rows; a dead row (a block no longer current,
+    or an old vector of a merged block) is zero (its score 0 is under any threshold) and ``alive`` False."""
 
     def __init__(self, dim: int) -> None:
         self.vecs = np.zeros((0, dim), dtype=np.float32)
         self.ids = np.zeros(0, dtype=np.int64)
+        self.alive = np.zeros(0, dtype=bool)
         self.n = 0
+        self.graph: Any = None  # faiss IndexHNSWFlat over rows 0..n-1 (its labels are row numbers)
 
     def append(self, ids: np.ndarray, vecs: np.ndarray, rows: dict[int, tuple[_Layer, int]]) -> None:
         need = self.n + len(ids)
         if need > len(self.ids):
             cap = max(need, 2 * len(self.ids), 1024)
-            self.vecs, self.ids = _grow(self.vecs, cap), _grow(self.ids, cap)
+            self.vecs, self.ids, self.alive = _grow(self.vecs, cap), _grow(self.ids, cap), _grow(self.alive, cap)
         self.vecs[self.n:need] = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         self.ids[self.n:need] = ids
+        self.alive[self.n:need] = True
+        if self.graph is not None:
+            self.graph.add(self.vecs[self.n:need])
         for k, block_id in enumerate(ids.tolist()):
             rows[block_id] = (self, self.n + k)
         self.n = need
 
+    def kill(self, row: int) -> None:
+        self.vecs[row] = 0.0
+        self.alive[row] = False
+
+    def index(self, config: MirrorConfig) -> None:
+        """Start the layer's graph from its rows so far (the layer has reached ``exact_below``)."""
+        faiss = _faiss()
+        graph = faiss.IndexHNSWFlat(self.vecs.shape[1], config.m, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = config.ef_construction
+        graph.hnsw.efSearch = config.ef_search
+        graph.add(self.vecs[: self.n])
+        self.graph = graph
+
+    def exact(self, q: np.ndarray, k: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """(row in q, row in the layer) of each query's k best rows at or above ``floor``, by full products."""
+        return _top(_scores(q, self.vecs[: self.n]), k, floor)
+
+    def approximate(self, q: np.ndarray, k: int, floor: float, extra: int) -> tuple[np.ndarray, np.ndarray]:
+        """The same through the graph: its nearest nodes, scored again exactly, dead rows skipped. A query whose
+        answer was cut short by dead rows (fewer than k left, the last node still above the floor) asks again
+        for more."""
+        want = min(k + extra, self.n)
+        out_r: list[np.ndarray] = []
+        out_c: list[np.ndarray] = []
+        todo = np.arange(len(q))
+        while len(todo):
+            sims, found = self.graph.search(q[todo], want)
+            full = (found[:, -1] >= 0) & (sims[:, -1] >= floor)  # the answers went on above the floor
+            found = np.sort(found, axis=1)  # equal scores ranked by row, as the exact product ranks them
+            safe = np.where(found >= 0, found, 0)
+            scores = np.einsum("ij,ikj->ik", q[todo], self.vecs[safe])
+            usable = (found >= 0) & self.alive[safe]
+            scores = np.where(usable, scores, -np.inf)
+            r, c = _top(scores, k, floor)
+            short = np.bincount(r, minlength=len(todo)) < k
+            # Cut short: dead rows among the answers, and the graph's last answer still above the floor.
+            again = short & (~usable).any(axis=1) & full & (want < self.n)
+            done = ~again[r]
+            out_r.append(todo[r[done]])
+            out_c.append(found[r[done], c[done]])
+            todo = todo[again]
+            want = min(4 * want, self.n)
+        r, c = np.concatenate(out_r), np.concatenate(out_c)
+        order = np.argsort(r, kind="stable")
+        return r[order], c[order]
+
 
 class VectorMirror:
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, config: MirrorConfig = MirrorConfig()) -> None:
         self.dim = dim
+        self.config = config
         self._layers = {True: _Layer(dim), False: _Layer(dim)}  # chunk layer, curated layer
         self._row: dict[int, tuple[_Layer, int]] = {}
         self.after = 0  # the highest block id loaded
 
     def __len__(self) -> int:
-        return sum(layer.n for layer in self._layers.values())
+        return sum(int(layer.alive[: layer.n].sum()) for layer in self._layers.values())
+
+    @property
+    def approximate(self) -> bool:
+        """Is any layer searched through its graph?"""
+        return any(layer.graph is not None for layer in self._layers.values())
 
     async def refresh(self, conn: psycopg.AsyncConnection, vault_id: object) -> int:
         """Load the vault's current blocks above the last id seen; returns how many."""
@@ -75,6 +158,8 @@ class VectorMirror:
             if mine:
                 layer.append(np.fromiter((r["id"] for r in mine), dtype=np.int64, count=len(mine)),
                              np.stack([_array(r["embedding"]) for r in mine]), self._row)
+                if layer.graph is None and layer.n >= self.config.exact_below:
+                    layer.index(self.config)
         self.after = max(self.after, max(int(r["id"]) for r in rows))
         return len(rows)
 
@@ -82,14 +167,15 @@ class VectorMirror:
         hit = self._row.get(block_id)
         if hit is not None:
             layer, row = hit
-            layer.vecs[row] = 0.0
+            layer.kill(row)
 
     def merged(self, block_id: int, vector: np.ndarray) -> None:
         hit = self._row.get(block_id)
         if hit is not None:
             layer, row = hit
-            v = np.asarray(vector, dtype=np.float32)
-            layer.vecs[row] = v / max(float(np.linalg.norm(v)), 1e-12)
+            layer.kill(row)
+            layer.append(np.asarray([block_id], dtype=np.int64),
+                         np.asarray(vector, dtype=np.float32).reshape(1, -1), self._row)
 
     def nearest(self, vectors: Sequence[np.ndarray], chunk: Sequence[bool], k: int,
                 min_cosine: float) -> tuple[list[int], list[int]]:
@@ -102,14 +188,19 @@ class VectorMirror:
         q = np.asarray(np.stack(vectors), dtype=np.float32)
         q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
         which_layer = np.asarray(chunk, dtype=bool)
+        floor = min_cosine - _SLACK
         for want, layer in self._layers.items():
             which = np.flatnonzero(which_layer == want)
             if not layer.n or not len(which):
                 continue
-            block_vecs = layer.vecs[: layer.n]
+            if layer.graph is not None:
+                r, c = layer.approximate(np.ascontiguousarray(q[which]), k, floor, self.config.extra)
+                items.extend((which[r] + 1).tolist())
+                ids.extend(layer.ids[c].tolist())
+                continue
             for start in range(0, len(which), _ITEMS_PER_PRODUCT):
                 part = which[start:start + _ITEMS_PER_PRODUCT]
-                r, c = _top(_scores(q[part], block_vecs), k, min_cosine - _SLACK)
+                r, c = layer.exact(q[part], k, floor)
                 items.extend((part[r] + 1).tolist())
                 ids.extend(layer.ids[c].tolist())
         return items, ids
@@ -149,6 +240,16 @@ def _gemm():  # noqa: ANN202 - an onnxruntime InferenceSession
     opts.intra_op_num_threads = 1
     opts.log_severity_level = 3
     return ort.InferenceSession(model.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+@lru_cache(maxsize=1)
+def _faiss():  # noqa: ANN202 - the faiss module
+    import faiss
+
+    # One thread: the writer's other threads (the next batch's embedding, its gates) use the other core, and
+    # OpenMP's spinning threads would take it from them.
+    faiss.omp_set_num_threads(1)
+    return faiss
 
 
 def _array(v: object) -> np.ndarray:

@@ -15,6 +15,7 @@ from app.vaults import create_vault
 from app.write.bulk import BulkConfig, BulkIngest, SessionIn
 from app.write.dedup import DedupConfig
 from app.write.items import WriteItem
+from app.write.mirror import MirrorConfig, VectorMirror
 from app.write.pipeline import WriteTrack
 from app.write.sessions import SessionTrack, TurnIn
 
@@ -120,14 +121,18 @@ async def test_a_batch_of_memories_equals_writing_them_one_at_a_time(services, s
     await assert_same_vaults(services, batched, single)
 
 
-async def test_bulk_memories_cross_batches_like_single_writes(services) -> None:
+@pytest.mark.parametrize("exact_below", [20_000, 0])
+async def test_bulk_memories_cross_batches_like_single_writes(services, exact_below: int) -> None:
+    """exact_below 0: the vector mirror searches through its HNSW graph from the first block (merged and
+    superseded blocks leave dead nodes in it)."""
     single, batched = await two_vaults(services)
     items = memories(BEFORE + BATCH, T0)
     track = WriteTrack(services)
     for it in items:
         await track.remember(single, [it])
     done: list[int] = []
-    results = await BulkIngest(services, BulkConfig(batch_items=4)).memories(batched, items, progress=done.append)
+    bulk = BulkIngest(services, BulkConfig(batch_items=4, mirror=MirrorConfig(exact_below=exact_below)))
+    results = await bulk.memories(batched, items, progress=done.append)
     assert [r.index for r in results] == list(range(len(items)))
     assert sum(done) == len(items) and len(done) == 4
     await assert_same_vaults(services, batched, single)
@@ -154,12 +159,12 @@ async def test_bulk_sessions_equal_appending_turn_by_turn(services) -> None:
     await assert_same_vaults(services, batched, single)
 
 
-@pytest.mark.parametrize("min_cosine", [0.75, 0.0])
-async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(services, min_cosine: float) -> None:
+@pytest.mark.parametrize(("min_cosine", "exact_below"), [(0.75, 20_000), (0.0, 20_000), (0.75, 0), (0.0, 0)])
+async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(services, min_cosine: float,
+                                                                              exact_below: int) -> None:
     """The bulk path's in-memory search (app/write/mirror.py) gives each item the rows dedup_candidates_v3 gives:
-    the same blocks of each layer, cosines, ranks and exact-hash hits, merged and superseded blocks included."""
-    from app.write.mirror import VectorMirror
-
+    the same blocks of each layer, cosines, ranks and exact-hash hits, merged and superseded blocks included;
+    exactly, and through its HNSW graph (exact_below 0; on a vault this small the graph finds every node)."""
     vault = await create_vault(services.db, "mirrored")
     track = WriteTrack(services)
     for it in memories(BEFORE + BATCH, T0):  # merges and supersessions among them
@@ -169,9 +174,10 @@ async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(se
     items = memories(BATCH, T0 + timedelta(days=2)) + [
         WriteItem(content=t, said_at=T0, kind="chunk", session_id="chat") for t in BEFORE + BATCH[:6]]
     prepared = [p for p in probe.screen(items) if p.rejected is None]
-    mirror = VectorMirror(services.embedder.dim)
+    mirror = VectorMirror(services.embedder.dim, MirrorConfig(exact_below=exact_below))
     async with services.db.transaction(vault.id) as conn:
         assert await mirror.refresh(conn, vault.id) > 0
+        assert mirror.approximate == (exact_below == 0)
         k = probe.dedup.config.candidates
         scanned = await probe._candidate_rows(vault, prepared, conn, k)
         mirrored = await probe._candidate_rows(vault, prepared, conn, k, mirror)

@@ -1,0 +1,51 @@
+"""The vector mirror's two searches (app/write/mirror.py): through its HNSW graph it answers what the exact
+product answers on a layer small enough for the graph to find every node, dead rows (superseded blocks, a merged
+block's old vector) skipped, even when they crowd out every node the graph was first asked for."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.write.mirror import MirrorConfig, VectorMirror
+
+
+def _mirror(vectors: np.ndarray, exact_below: int, extra: int = 8) -> VectorMirror:
+    # ef_search above the layer's size: the graph's search visits every node it can reach (exact here).
+    mirror = VectorMirror(vectors.shape[1], MirrorConfig(exact_below=exact_below, extra=extra, ef_search=512))
+    layer = mirror._layers[False]
+    layer.append(np.arange(1, len(vectors) + 1, dtype=np.int64), vectors, mirror._row)
+    if layer.n >= exact_below:
+        layer.index(mirror.config)
+    return mirror
+
+
+def _pairs(mirror: VectorMirror, queries: np.ndarray, k: int, floor: float) -> list[tuple[int, int]]:
+    items, ids = mirror.nearest(list(queries), [False] * len(queries), k, floor)
+    return list(zip(items, ids, strict=True))
+
+
+def test_the_graph_answers_as_the_exact_product_with_dead_rows() -> None:
+    rng = np.random.default_rng(7)
+    centre = rng.normal(size=64).astype(np.float32)
+    # 300 blocks, a third of them close to one centre: many pairs above the floor.
+    vectors = rng.normal(size=(300, 64)).astype(np.float32)
+    vectors[:100] = centre + 0.3 * rng.normal(size=(100, 64)).astype(np.float32)
+    queries = np.concatenate([centre + 0.2 * rng.normal(size=(20, 64)), rng.normal(size=(5, 64))]).astype(np.float32)
+    exact, graph = _mirror(vectors, exact_below=10_000), _mirror(vectors, exact_below=0, extra=2)
+    assert graph.approximate and not exact.approximate
+    assert _pairs(graph, queries, 5, 0.5) == _pairs(exact, queries, 5, 0.5)
+    # Kill the 90 blocks nearest the centre (superseded), merge 5 others into new vectors: the graph's first
+    # answers for a query near the centre are dead, so it must ask again for more.
+    nearest = np.argsort(-(vectors[:100] @ centre) / np.linalg.norm(vectors[:100], axis=1))[:90] + 1
+    merged = centre + 0.1 * rng.normal(size=(5, 64)).astype(np.float32)
+    for mirror in (exact, graph):
+        for block_id in nearest.tolist():
+            mirror.superseded(block_id)
+        for block_id, vector in zip(range(200, 205), merged, strict=True):
+            mirror.merged(block_id, vector)
+    dead = set(nearest.tolist())
+    got = _pairs(graph, queries, 8, 0.5)
+    assert got == _pairs(exact, queries, 8, 0.5)
+    assert got and not dead & {block for _, block in got}
+    assert {block for _, block in got} & set(range(200, 205))  # the merged blocks' new vectors are found
+    assert len(graph) == len(exact) == 300 - 90
