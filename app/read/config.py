@@ -244,6 +244,16 @@ class HopConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class CurrentConfig:
+    """CurrentFirst (app/read/current.py): for a question about how things stand now, a later restatement of a
+    value (another session) is placed just above the earlier one."""
+
+    enabled: bool = True
+    window: int = 20  # candidates that may move, and past which nothing moves
+    min_shared: float = 0.5  # the share of the subject's terms (of the statement naming fewer) both name
+
+
+@dataclass(frozen=True, slots=True)
 class IntentProfile:
     """Everything an intent decides downstream."""
 
@@ -269,6 +279,7 @@ FAST_RECIPE: tuple[str, ...] = (
     "app.read.cohesion:SessionCohesion",
     "app.read.spread:SessionSpread",
     "app.read.rerank:RerankStage",
+    "app.read.current:CurrentFirst",
     "app.read.funnel:SelectionFunnel",
 )
 SLOW_RECIPE: tuple[str, ...] = (
@@ -281,6 +292,7 @@ SLOW_RECIPE: tuple[str, ...] = (
     "app.read.cohesion:SessionCohesion",
     "app.read.spread:SessionSpread",
     "app.read.rerank:RerankStage",
+    "app.read.current:CurrentFirst",
     "app.read.funnel:SelectionFunnel",
     "app.read.cascade:CascadeRecall",
     "app.read.crag:CragEvaluator",
@@ -311,6 +323,7 @@ class ReadConfig:
     cohesion: CohesionConfig = field(default_factory=CohesionConfig)
     spread: SpreadConfig = field(default_factory=SpreadConfig)
     hops: HopConfig = field(default_factory=HopConfig)
+    current: CurrentConfig = field(default_factory=CurrentConfig)
     # ScoringConfig fields set over every intent's profile, as (name, value) pairs: how a benchmark's --tune
     # tries a scoring coefficient (app/bench/folds.py); empty in service.
     scoring_overrides: tuple[tuple[str, Any], ...] = ()

@@ -26,6 +26,7 @@ from app.models.tasks.text import (
     stem,
     word_count,
 )
+from app.models.tasks.values import VALUE, is_value
 
 Category = Literal[
     "Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional"
@@ -202,9 +203,11 @@ def categorize(sentence: str, *, from_user: bool) -> Category:
 def compress(sentence: str) -> list[str]:
     """One sentence -> one or more units of <= 15 words, dropping only fillers and discourse markers.
 
-    Order: clean the surface; if still long, split at clause boundaries; drop articles and intensifiers; as a
-    last resort, cut into consecutive pieces at word boundaries (nothing is dropped)."""
-    s = clean_surface(sentence)
+    Order: clean the surface (and a leading aside: "By the way, ..."); if still long, split at clause boundaries;
+    a long clause that states a value keeps each value with the words before it (:func:`_value_spans`); any other
+    long clause, or what is left of it, loses its articles and intensifiers and, as a last resort, is cut into
+    consecutive pieces at word boundaries (nothing is dropped)."""
+    s = _clean(sentence)
     if not s:
         return []
     if word_count(s) <= MAX_WORDS:
@@ -216,21 +219,78 @@ def compress(sentence: str) -> list[str]:
             continue
         if word_count(clause) <= MAX_WORDS:
             out.append(clause)
-            continue
-        if is_cjk(clause):
+        elif is_cjk(clause):
             step = MAX_WORDS * 2
             out += [clause[i : i + step] for i in range(0, len(clause), step)]
-            continue
-        words = [part for w in clause.split() if w.lower().strip(",.") not in _DROPPABLE for part in _cut_token(w)]
-        piece: list[str] = []
-        for w in words:  # word_count also splits "140°F/60°C": fill each piece by its count, not by spaces
-            if piece and word_count(" ".join([*piece, w])) > MAX_WORDS:
-                out.append(" ".join(piece).strip(" ,"))
-                piece = []
-            piece.append(w)
-        if piece:
-            out.append(" ".join(piece).strip(" ,"))
+        elif VALUE.search(clause):
+            out += _value_spans(clause)
+        else:
+            out += _pieces(clause)
     return [u for u in out if u]
+
+
+# An aside that opens a sentence and says nothing of its own ("By the way, I've got 1250 followers now").
+_ASIDE = re.compile(r"^(?:by the way|btw|speaking of which|incidentally|as a matter of fact)\b[\s,:;-]*", re.I)
+# Words kept after a value: what it counts or measures ("9 months now", "three times a week", "50 episodes").
+VALUE_TAIL = 3
+_CLAUSE_END = re.compile(r"[,;:.!?]$")
+_DASH = frozenset({"-", "--", "\u2013", "\u2014"})
+_EDGES = " ,;-\u2013\u2014"
+
+
+def _clean(text: str) -> str:
+    s = clean_surface(text)
+    bare = _ASIDE.sub("", s)
+    return clean_surface(bare) if bare != s else s
+
+
+def _value_spans(clause: str) -> list[str]:
+    """A long clause that states values: each value goes into one unit with its tail (:data:`VALUE_TAIL` words,
+    not past the end of its phrase) and as many words before it as fit in MAX_WORDS: the subject and what the
+    value is about ("... my current follower count - I think I'm close to 1300 now", where pieces cut in order
+    gave "... I think I'm close" and "to 1300 now"; "... yoga classes, which is three times a week" rather than
+    "... which is three" and "times a week"). Values close together share one unit; the words outside every
+    value's unit are cut into pieces as any long clause (:func:`_pieces`), so nothing is dropped."""
+    tokens = clause.split()
+    spans: list[tuple[int, int]] = []
+    for v, token in enumerate(tokens):
+        if not is_value(token) or (spans and v < spans[-1][1]):
+            continue
+        end, last = v + 1, v
+        while (end < len(tokens) and end - last <= VALUE_TAIL and not _CLAUSE_END.search(tokens[end - 1])
+               and tokens[end] not in _DASH):
+            last = end if is_value(tokens[end]) else last  # "Charge 3 for 9 months now": the tail of the 9
+            end += 1
+        if spans and word_count(" ".join(tokens[spans[-1][0]:end])) <= MAX_WORDS:
+            spans[-1] = (spans[-1][0], end)
+            continue
+        start = spans[-1][1] if spans else 0
+        while start < v and word_count(" ".join(tokens[start:end])) > MAX_WORDS:
+            start += 1
+        spans.append((start, end))
+    out: list[str] = []
+    pos = 0
+    for a, b in spans:
+        out += _pieces(" ".join(tokens[pos:a])) if a > pos else []
+        out.append(" ".join(tokens[a:b]).strip(_EDGES))
+        pos = b
+    out += _pieces(" ".join(tokens[pos:])) if pos < len(tokens) else []
+    return [u for u in out if u]
+
+
+def _pieces(clause: str) -> list[str]:
+    """Articles and intensifiers dropped, then consecutive pieces of <= MAX_WORDS words."""
+    words = [part for w in clause.split() if w.lower().strip(",.") not in _DROPPABLE for part in _cut_token(w)]
+    out: list[str] = []
+    piece: list[str] = []
+    for w in words:  # word_count also splits "140°F/60°C": fill each piece by its count, not by spaces
+        if piece and word_count(" ".join([*piece, w])) > MAX_WORDS:
+            out.append(" ".join(piece).strip(_EDGES))
+            piece = []
+        piece.append(w)
+    if piece:
+        out.append(" ".join(piece).strip(_EDGES))
+    return [p for p in out if p]
 
 
 def _cut_token(token: str) -> list[str]:
