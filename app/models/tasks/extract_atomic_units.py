@@ -272,7 +272,9 @@ def _value_spans(clause: str) -> list[str]:
     pos = 0
     for a, b in spans:
         out += _pieces(" ".join(tokens[pos:a])) if a > pos else []
-        out.append(" ".join(tokens[a:b]).strip(_EDGES))
+        span = " ".join(tokens[a:b])
+        # a token that holds many words (a "dc1_ping" that word_count splits) can leave a value's span too long
+        out += [span.strip(_EDGES)] if word_count(span) <= MAX_WORDS else _pieces(span)
         pos = b
     out += _pieces(" ".join(tokens[pos:])) if pos < len(tokens) else []
     return [u for u in out if u]
