@@ -739,7 +739,7 @@ SELECT memvault.prune_rejected_v1(coalesce(%s::timestamptz, now()), %s, %s) AS i
 
 -- dream_conflict_scan --
 -- app/background/dream.py: candidate pairs into dream_conflict (DreamConfig's scan_* fields)
-SELECT memvault.dream_conflict_scan_v2(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) AS scan;
+SELECT memvault.dream_conflict_scan_v3(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) AS scan;
 
 -- normalize_predicates --
 -- app/background/normalize.py: at most %s triples

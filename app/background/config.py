@@ -13,7 +13,7 @@ class DreamConfig:
     # The dual gate (seed 004): more than 24 h since the last dream AND at least 5 sessions since then.
     gate_min_hours: float = 24.0
     gate_min_sessions: int = 5
-    # Contradiction scan (dream_conflict_scan_v2): the facts new since the last dream, at most 2000 a dream (the
+    # Contradiction scan (dream_conflict_scan_v3): the facts new since the last dream, at most 2000 a dream (the
     # rest are counted as unscanned), each against its 3 nearest valid facts (the vault's own HNSW index past
     # 5000 blocks, one exact pass below), at most 200 new pairs a dream. A pair at cosine >= 0.85 with different
     # text is a 'semantic' candidate; one at cosine >= 0.70 whose two statements carry different values (numbers,

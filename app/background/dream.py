@@ -47,6 +47,7 @@ from app.background.tiering import TierDigest
 from app.db.queries import Q
 from app.errors import Conflict
 from app.models.tasks import REFLECT, ReflectInput
+from app.models.tasks.values import VALUE_PATTERN
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -226,7 +227,7 @@ class DreamLoop:
         cfg = self.config
         cur = await conn.execute(Q.dream_conflict_scan, (
             ctx.run_id, None, ctx.since, list(cfg.scan_kinds), cfg.scan_min_cosine, cfg.scan_value_min_cosine,
-            cfg.scan_neighbours, cfg.scan_limit, cfg.scan_max_new, cfg.scan_exact_below))
+            cfg.scan_neighbours, cfg.scan_limit, cfg.scan_max_new, cfg.scan_exact_below, VALUE_PATTERN))
         scan = (await cur.fetchone())["scan"]
         edges = await self.edges(conn)
         communities = await self.communities.detect(conn, ctx.run_id)

@@ -11,33 +11,37 @@
 -- knowledge update ("I have three bikes" / "I now have four bikes"). The judge decides each pair; the scan only
 -- proposes, at most p_limit new pairs a dream.
 
--- The values a statement carries, lower-cased and sorted: digits (with decimals, times, percentages), number
--- words from two up, frequency words, weekdays, months (not "may"), Chinese numerals. Inlinable (no SET).
-CREATE OR REPLACE FUNCTION memvault.value_tokens_v1(p_text text)
+-- v3 of the scan and v2 of value_tokens take the value pattern as a parameter: the one list of what a value is
+-- (numbers, number and frequency words, dates, weekdays, months, Chinese numerals) is app/models/tasks/values.py,
+-- which the write track's unit extraction, the offline judge and the read track's CurrentFirst also read.
+DROP FUNCTION IF EXISTS memvault.dream_conflict_scan_v2(bigint, text[], timestamptz, text[], double precision,
+                                                        double precision, integer, integer, integer, integer);
+DROP FUNCTION IF EXISTS memvault.value_tokens_v1(text);
+
+-- The values a statement carries (matches of p_pattern, a regular expression both Python and PostgreSQL read
+-- alike, without regard to case), lower-cased and sorted; none for a NULL pattern. Inlinable (no SET).
+CREATE OR REPLACE FUNCTION memvault.value_tokens_v2(p_text text, p_pattern text)
     RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN ARRAY(
         SELECT DISTINCT lower(m[1])
-        FROM pg_catalog.regexp_matches(coalesce(p_text, ''),
-            '(\d+(?:[.,:]\d+)*%?|\m(?:once|twice|thrice|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|'
-            'thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|'
-            'eighty|ninety|hundred|thousand|million|dozen|half|daily|weekly|monthly|yearly|monday|tuesday|wednesday|'
-            'thursday|friday|saturday|sunday|january|february|march|april|june|july|august|september|october|'
-            'november|december)\M|[一二三四五六七八九十百千萬万兩两]+)', 'gi') AS m
+        FROM pg_catalog.regexp_matches(coalesce(p_text, ''), '(' || p_pattern || ')', 'gi') AS m
         ORDER BY 1);
 
 -- Candidate pairs into dream_conflict (old = the earlier valid time); returns
 -- {"found": {"slot": n, "semantic": n, "value": n, "duplicate": n}, "scanned": new facts scanned,
 --  "unscanned": new facts past p_max_new, "exact": whether the nearest facts were found by an exact pass}.
--- A pair found before (in any state) is never proposed again.
-CREATE OR REPLACE FUNCTION memvault.dream_conflict_scan_v2(p_run bigint, p_single_valued text[],
+-- A pair found before (in any state) is never proposed again. p_value_pattern: what a value is (VALUE_PATTERN of
+-- app/models/tasks/values.py); NULL finds no 'value' pair.
+CREATE OR REPLACE FUNCTION memvault.dream_conflict_scan_v3(p_run bigint, p_single_valued text[],
                                                            p_since timestamptz, p_kinds text[],
                                                            p_min_cos double precision DEFAULT 0.85,
                                                            p_value_min_cos double precision DEFAULT 0.7,
                                                            p_neighbours integer DEFAULT 3,
                                                            p_limit integer DEFAULT 200,
                                                            p_max_new integer DEFAULT 2000,
-                                                           p_exact_below integer DEFAULT 5000)
+                                                           p_exact_below integer DEFAULT 5000,
+                                                           p_value_pattern text DEFAULT NULL)
     RETURNS jsonb
     LANGUAGE plpgsql VOLATILE
     SET search_path = memvault, public, pg_catalog
@@ -130,8 +134,8 @@ BEGIN
                -- an update is said later, in another conversation: values listed side by side in one session
                -- ("take 1", "take 2") or said at the same time are not one replacing the other
                CASE WHEN n.valid_at > o.valid_at AND o.session_id IS DISTINCT FROM n.session_id
-                    THEN memvault.value_tokens_v1(o.content) ELSE '{}' END AS old_values,
-               memvault.value_tokens_v1(n.content) AS new_values
+                    THEN memvault.value_tokens_v2(o.content, p_value_pattern) ELSE '{}' END AS old_values,
+               memvault.value_tokens_v2(n.content, p_value_pattern) AS new_values
         FROM pp
         JOIN memvault.block o ON o.vault_id = v_vault AND o.id = pp.old_id
         JOIN memvault.block n ON n.vault_id = v_vault AND n.id = pp.new_id

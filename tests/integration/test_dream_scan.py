@@ -1,4 +1,4 @@
-"""The dream's bounded contradiction scan (dream_conflict_scan_v2): knowledge updates found as 'value' pairs and
+"""The dream's bounded contradiction scan (dream_conflict_scan_v3): knowledge updates found as 'value' pairs and
 superseded with the right valid time, values listed in one session left alone, the work of one dream capped,
 and the same pairs found through the vault's own HNSW index as by the exact pass."""
 
@@ -11,6 +11,7 @@ import pytest
 from app.background.dream import DreamLoop
 from app.db.ann_index import apply
 from app.db.queries import Q
+from app.models.tasks.values import VALUE_PATTERN, values
 from tests.integration.read_helpers import Mem, put_blocks
 
 UPDATE = [Mem("I go to yoga twice a week to help with my anxiety.", days_ago=120, session_id="s-jan"),
@@ -33,7 +34,8 @@ async def _pool_ready(services) -> None:
 async def _scan(services, vault, **overrides) -> tuple[dict, list[dict]]:
     """The scan alone, in a transaction rolled back: its report and the pairs it would add."""
     args = {"run": 0, "single_valued": None, "since": None, "kinds": ["memory", "unit"], "min_cos": 0.85,
-            "value_min_cos": 0.70, "neighbours": 3, "limit": 200, "max_new": 2000, "exact_below": 5000}
+            "value_min_cos": 0.70, "neighbours": 3, "limit": 200, "max_new": 2000, "exact_below": 5000,
+            "value_pattern": VALUE_PATTERN}
     args.update(overrides)
     async with services.db.transaction(vault.id) as conn:
         async with conn.transaction(force_rollback=True):
@@ -92,3 +94,16 @@ async def test_the_vault_index_finds_the_pairs_the_exact_pass_finds(services, va
     report, pairs = await _scan(services, vault, exact_below=0)
     assert exact_report["exact"] is True and report["exact"] is False
     assert json.dumps(pairs, default=str) == json.dumps(exact_pairs, default=str) and pairs
+
+
+@pytest.mark.parametrize("text", [
+    "I go to yoga three times a week, twice on Monday; 2,000 miles since 2024-05-05 at 9:30.",
+    "I think I'm close to 1300 now, up from 1250 in March (10-12% a month).",
+    "I may go to someone's place often.",  # no value: the modal "may", "one" and "ten" inside words
+    "我每週去三次健身房，星期二休息。",
+])
+async def test_sql_and_python_read_values_alike(services, vault, text: str) -> None:
+    """One pattern (app/models/tasks/values.py): the dream's SQL scan and the Python judge find the same values."""
+    row = await services.db.fetchone("SELECT memvault.value_tokens_v2(%s, %s) AS v", (text, VALUE_PATTERN),
+                                     vault_id=vault.id)
+    assert row["v"] == sorted(values(text))

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from app.models.tasks.base import Task, register
 from app.models.tasks.extract_triples import SINGLE_VALUED, ExtractTriplesInput, extract_triples_heuristic
 from app.models.tasks.text import content_terms, has_any, jaccard
+from app.models.tasks.values import VALUE, separate_events, values
 
 Action = Literal["MERGE", "SUPERSEDE", "COEXIST"]
 
@@ -89,45 +90,16 @@ CHANGE_CUES = [
 NEGATION = re.compile(
     r"\b(not|no|never|don't|doesn't|didn't|isn't|aren't|wasn't|won't|can't|cannot)\b|[不沒没別别未]", re.I
 )
-VALUE = re.compile(
-    r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+(?:[.,]\d+)?%?|\b(?:once|twice|thrice|two|three|four|five|six|seven|eight|"
-    r"nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|dozen|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"january|february|march|april|may|june|july|august|september|october|november|december)\b|"
-    r"星期[一二三四五六日天]|週[一二三四五六日]|[一二三四五六七八九十百千萬万兩两]+[點点號号月年天個个元塊块]",
-    re.I,
-)
-
-
-# A time anchor among the values (a weekday, a month, a date, a clock time), and a past-tense event: two past
-# events anchored at different times ("I ran 5 miles on Monday" / "I ran 3 miles on Tuesday") both happened; a
-# state moved to another time ("the meeting is on Monday" / "... on Tuesday") is an update.
-TIME_ANCHOR = re.compile(
-    r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
-    r"march|april|may|june|july|august|september|october|november|december)\b|星期|週|[月號号]",
-    re.I,
-)
-PAST_EVENT = re.compile(
-    r"\b(?:\w{3,}ed|ran|went|did|had|met|saw|bought|got|took|made|came|ate|drove|flew|wrote|gave|won|lost|spent|"
-    r"sold|paid|left|read|swam|rode|sang|began|found|heard|told|said|felt|kept|slept|taught|thought|caught)\b|了|過|过",
-    re.I,
-)
 
 
 def _separate_events(old: str, new: str, v_old: set[str], v_new: set[str]) -> bool:
-    """Both past events, told apart by a time anchor among the values that differ."""
-    differ = v_old ^ v_new
-    return any(TIME_ANCHOR.search(v) for v in differ) and bool(PAST_EVENT.search(old)) \
-        and bool(PAST_EVENT.search(new)) and not has_any(new, CHANGE_CUES)
+    """Both past events, told apart by a time anchor among the values that differ, and no change cue."""
+    return separate_events(old, new, v_old, v_new) and not has_any(new, CHANGE_CUES)
 
 
 def _slot(text: str) -> list[str]:
     """Content terms with every value (number, date, weekday) masked."""
     return content_terms(VALUE.sub(" ", text))
-
-
-def _values(text: str) -> set[str]:
-    return {v.lower() for v in VALUE.findall(text)}
 
 
 def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflictOutput:
@@ -178,7 +150,7 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
                     action="SUPERSEDE", confidence=0.75, reason=f"negated {a.predicate} {a.object!r}"
                 )
 
-    v_old, v_new = _values(old), _values(new)
+    v_old, v_new = values(old), values(new)
     if v_old and v_new and v_old != v_new and _separate_events(old, new, v_old, v_new):
         return ResolveConflictOutput(
             action="COEXIST", confidence=0.7, reason=f"two events at different times: {sorted(v_old ^ v_new)}"
