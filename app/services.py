@@ -54,6 +54,14 @@ class Services:
         self.reranker = reranker
 
     @cached_property
+    def judge_llm(self) -> LLM | None:
+        """The dream's stronger conflict judge (settings ``dream_judge_llm``), None when not configured: built once
+        per service like the other models, not once per dream."""
+        from app.models.registry import get_judge_llm
+
+        return get_judge_llm(self.settings)
+
+    @cached_property
     def read(self) -> ReadTrack:
         """The read track, with the Slow Thinker's prefetch cache as its shortcut."""
         from app.read.prefetch import PrefetchCache

@@ -83,8 +83,6 @@ class DreamLoop:
     def __init__(self, services: Services, config: DreamConfig | None = None, *, edges: EdgeConfig | None = None,
                  communities: CommunityConfig | None = None, personal: PersonalConfig | None = None,
                  tiers: TierConfig | None = None) -> None:
-        from app.models.registry import get_judge_llm
-
         self.services = services
         self.config = config or DreamConfig()
         self.edges = MultiSignalEdges(edges)
@@ -94,7 +92,7 @@ class DreamLoop:
         self.tiers = TierDigest(services.llm, tiers)
         self.lint = KnowledgeLint(services.llm, self.config)
         self.normalizer = FactNormalizer(self.config.normalize_limit)
-        self.tcr = TemporalConflictResolution(services.llm, get_judge_llm(services.settings), self.config)
+        self.tcr = TemporalConflictResolution(services.llm, services.judge_llm, self.config)
 
     # --- the run ------------------------------------------------------------------------------------------
     async def gate(self, vault: Vault, now: datetime | None = None) -> dict[str, Any]:

@@ -53,3 +53,17 @@ async def test_unsure_verdicts_escalate_or_queue() -> None:
     unsure = type(j)("COEXIST", 0.5, "?", "x", False)
     assert alone.route(unsure, 0.1, 0.8, 0.5, "slot") == "queued"
     assert alone.route(unsure, 0.1, 0.8, 0.5, "semantic") == "applied"
+
+
+def test_the_dream_takes_its_judge_from_the_services_built_once() -> None:
+    """The stronger judge is a model of the service (Services.judge_llm), built once like the others, not once
+    per dream by the DreamLoop."""
+    from app.background.dream import DreamLoop
+    from app.services import Services
+
+    strong = SureJudge()
+    services = Services.__new__(Services)
+    services.settings, services.llm, services.db = None, HeuristicLLM(), None
+    services.__dict__["judge_llm"] = strong  # what the cached property holds once built
+    assert DreamLoop(services).tcr.strong is strong
+    assert DreamLoop(services).tcr.strong is DreamLoop(services).tcr.strong
