@@ -8,6 +8,7 @@ the audit entries (rejections included, with rule and ruleset version) and the g
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import time
@@ -120,9 +121,11 @@ class WriteTrack:
         return results
 
     async def prepare(self, vault: Vault, items: Sequence[WriteItem],
-                      conn: psycopg.AsyncConnection | None = None) -> list[_Prepared]:
-        """Everything that needs no write: screen (normalize, embed, gates), then decide (candidates, Dedup)."""
-        prepared = await asyncio.to_thread(self.screen, items)
+                      conn: psycopg.AsyncConnection | None = None, *,
+                      max_items: int | None = None) -> list[_Prepared]:
+        """Everything that needs no write: screen (normalize, embed, gates), then decide (candidates, Dedup).
+        ``max_items``: as :meth:`screen`'s."""
+        prepared = await asyncio.to_thread(functools.partial(self.screen, items, max_items=max_items))
         await self.decide(vault, prepared, conn)
         return prepared
 

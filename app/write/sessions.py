@@ -150,7 +150,9 @@ class SessionTrack:
         with clock("thread_map"):
             thread_map = await self._thread_map(vault, session_id, topics)
         through = turns[-1]["seq"] if turns else session["turn_count"]
-        prepared = await self.write.prepare(vault, items)
+        # A session's units are not a client's batch: a long session (a pasted document) may give more than a
+        # request may hold (max_batch_items), and its close must not fail on that.
+        prepared = await self.write.prepare(vault, items, max_items=max(len(items), 1))
         async with db.transaction(vault.id) as conn:
             results = await self.write.apply(conn, vault, prepared)
             cur = await conn.execute(Q.close_session,
