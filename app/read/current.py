@@ -16,9 +16,10 @@ an update, and neither is anything the assistant said (it restates the person's 
 
 ``asks_current`` reads the question's form: "now", "currently", "current", "still", "these days"...; or the
 asker's own state in the present tense ("How many bikes do I own?", "How often do I attend yoga?", "How long have
-I been using my Fitbit?"). Not: a question anchored in another time ("Before I bought the gravel bike, ...",
-"When did I ...", "... last year"), a question in the past tense, or one that adds values up or compares them
-("in total", "how many more"), which needs every statement, not the latest.
+I been using my Fitbit?", "What is my ...?"). Not: a question anchored in another time ("Before I bought the
+gravel bike, ...", "When did I ...", "... last year", "in July", any time QueryTimeframe reads in it), a question
+in the past tense, a request to the assistant ("Can you suggest ...?"), or one that adds values up, compares or
+orders them ("in total", "how many more", "the order of"), which needs every statement, not the latest.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from app.read.config import CurrentConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
 from app.read.search import Candidate
-from app.read.speaker import first_person
 from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
@@ -44,18 +44,22 @@ if TYPE_CHECKING:
 _NOW = re.compile(
     r"\b(?:now|currently|current|these days|nowadays|at the moment|at present|presently|still|anymore|any more"
     r"|latest|most recent|so far|to date|up to date)\b|現在|现在|目前", re.I)
-# The question's own tense: its auxiliaries. Present (do, am, is, have...) asks how things stand; past (did, was,
-# had...) asks about a moment.
-_PRESENT = re.compile(r"\b(?:do|does|am|is|are|have|has|'m|'re|'ve)\b|\b(?:i|my)\s+(?:own|have|keep|use|live|work)\b",
-                      re.I)
+# The asker's own state in the present tense: "do I", "have I", "am I", "is my", "my ... is", "I own".
+# A request to the assistant ("Can you suggest...", "Do you think...") is not about a state.
+_ASKER_PRESENT = re.compile(
+    r"\b(?:do|am|have)\s+i\b|\b(?:is|are)\s+(?:[\w'-]+\s+){0,4}?my\b|\bmy\s+(?:[\w'-]+\s+){0,3}?(?:is|are)\b"
+    r"|\bi\s+(?:own|have|keep|use|live|work)\b", re.I)
 _PAST = re.compile(r"\b(?:did|was|were|had|used to)\b", re.I)
-# Anchored in another time, or adding values up / comparing them: every statement counts, not the latest.
+_MONTH = "january|february|march|april|may|june|july|august|september|october|november|december"
+# Anchored in another time (or a hypothetical), or adding values up, comparing or ordering them: every statement
+# counts, not the latest.
 _ANCHORED = re.compile(
-    r"\b(?:before|after|until|since|ago|when|originally|at first|initially|previously|back then|in the past"
-    r"|first time|last (?:week|month|year|time|summer|winter|spring|fall|autumn)|yesterday|in \d{4})\b", re.I)
+    r"\b(?:before|after|until|since|ago|when|if|originally|at first|initially|previously|back then|in the past"
+    rf"|first time|last (?:week|month|year|time|summer|winter|spring|fall|autumn)|yesterday|(?:19|20)\d\d"
+    rf"|(?:in|on|during|by) (?:{_MONTH}))\b", re.I)
 _AGGREGATE = re.compile(
     r"\b(?:total|in all|altogether|combined|sum|average|difference|how many more|how much more|compared|"
-    r"increase|decrease|change[ds]?|between)\b", re.I)
+    r"increase|decrease|change[ds]?|between|order|earliest|ranking)\b", re.I)
 # Words that ask for the value rather than name what it is about.
 _ASKING = term_set("many much often long time times number amount current currently now still present "
                    "latest recent far date days")
@@ -69,7 +73,7 @@ def asks_current(query: str) -> bool:
         return False
     if _NOW.search(query):
         return True
-    return first_person(query) and bool(_PRESENT.search(query)) and not _PAST.search(query)
+    return bool(_ASKER_PRESENT.search(query)) and not _PAST.search(query)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +164,8 @@ class CurrentFirst(ReadStage):
         return cls(config.current)
 
     def active(self, ctx: RecallContext) -> bool:
-        return self.config.enabled and asks_current(ctx.query)
+        # a question that names a time (QueryTimeframe) asks about then, not now
+        return self.config.enabled and ctx.timeframe is None and asks_current(ctx.query)
 
     async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
         subject = term_set(focus(ctx.query) or ctx.query) - _ASKING

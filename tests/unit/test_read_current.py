@@ -94,3 +94,23 @@ async def test_the_stage_runs_only_for_questions_about_now() -> None:
     assert [c.id for c in out] == [2, 1]
     assert events[-1]["moved"] == 1 and events[-1]["subject"] == sorted(term_set("bikes"))
     assert not CurrentFirst(CurrentConfig(enabled=False)).active(RecallContext("How many bikes do I own now?"))
+
+
+@pytest.mark.parametrize("query", [
+    "Can you suggest some activities I can do during my commute to work?",  # a request to the assistant
+    "I've been feeling nostalgic lately. Do you think it would be a good idea to attend my reunion?",
+    "What is the order of the concerts I went to, from earliest to latest?",  # ordering needs every statement
+    "What book is Jon currently reading in August 2023?",  # a named time
+    "Would Ana still be a nurse if she had not moved?",  # a hypothetical
+])
+def test_what_is_not_a_question_about_now(query: str) -> None:
+    assert not asks_current(query)
+
+
+async def test_a_question_that_names_a_time_is_left_to_the_timeframe() -> None:
+    from app.read.timeframe import Timeframe
+
+    stage = CurrentFirst(CurrentConfig())
+    june = Timeframe(datetime(2024, 6, 1, tzinfo=UTC), datetime(2024, 6, 30, tzinfo=UTC), "this June")
+    assert stage.active(RecallContext("How many bikes do I own now?"))
+    assert not stage.active(RecallContext("How many bikes do I own now?", timeframe=june))
