@@ -250,7 +250,7 @@ class CurrentConfig:
 
     enabled: bool = True
     window: int = 20  # candidates that may move, and past which nothing moves
-    min_shared: float = 0.5  # the share of the subject's terms (of the statement naming fewer) both name
+    min_shared: float = 0.5  # of the question's subject terms either statement names, the share both name
 
 
 @dataclass(frozen=True, slots=True)

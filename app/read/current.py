@@ -109,11 +109,14 @@ def statement(c: Candidate, subject: set[str]) -> Statement | None:
 
 
 def updates(old: Statement, new: Statement, min_shared: float) -> bool:
-    """``new`` restates ``old`` with another value: later, about the same subject terms (at least
-    ``min_shared`` of the fewer's), values that differ, and not two past events at different times."""
+    """``new`` restates ``old`` with another value: later, about the same subject terms (of the subject's terms
+    that either names, at least ``min_shared`` named by both), values that differ, and not two past events at
+    different times. Counted over either's terms, not the fewer's: "I spent two days in the stand" names one of
+    the subject's terms ("spent"), which "I've spent around 5-6 hours on my abstract ocean sculpture" also
+    names, among four more: not the same thing."""
     if new.at <= old.at or old.values == new.values:
         return False
-    shared = len(old.terms & new.terms) / min(len(old.terms), len(new.terms))
+    shared = len(old.terms & new.terms) / len(old.terms | new.terms)
     return shared >= min_shared and not separate_events(old.text, new.text, set(old.values), set(new.values))
 
 

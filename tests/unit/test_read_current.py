@@ -74,6 +74,15 @@ def test_what_is_not_an_update_keeps_its_order(pair: tuple[str, str]) -> None:
     assert [c.id for c in out] == [1, 2] and moved == 0
 
 
+def test_a_statement_that_shares_only_the_measure_is_not_an_update() -> None:
+    old = _cand(1, 0.9, "I've spent around 5-6 hours on my abstract ocean sculpture so far.", "s-1", 10)
+    other = _cand(2, 0.5, "I spent two days in the stand, but I didn't see any deer.", "s-2", 3)
+    new = _cand(3, 0.4, "I've already spent 10-12 hours on my abstract ocean sculpture.", "s-3", 2)
+    out, moved = current_first([old, other, new], term_set("hours spent abstract ocean sculpture"),
+                               CurrentConfig())
+    assert [c.id for c in out] == [3, 1, 2] and moved == 1
+
+
 def test_no_move_within_one_session_from_the_assistant_or_past_the_window() -> None:
     old = _cand(1, 0.9, "I have 4 plants on the balcony.", "s-1", 30)
     same = _cand(2, 0.8, "Make that 5 plants on the balcony.", "s-1", 29)
