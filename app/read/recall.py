@@ -177,6 +177,8 @@ class ReadTrack:
         elif asks_when(query):  # when something happened: an event's time, not the latest state of things
             scoring = replace(scoring, recency_w=scoring.when_recency_w, decay_w=scoring.when_decay_w,
                               dated_w=scoring.when_dated_w)
+        if asks_many(query) and scoring.gather_dedup_cos != scoring.dedup_cos:
+            scoring = replace(scoring, dedup_cos=scoring.gather_dedup_cos)
         thinking = options.thinking or profile.thinking
         funnel_on = cfg.funnel.enabled if options.funnel is None else options.funnel
         return RecallContext(
