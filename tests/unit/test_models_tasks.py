@@ -89,6 +89,18 @@ def test_messages_carry_system_rules_schema_and_payload() -> None:
         ("I go to yoga twice a week for my anxiety.", "I go to yoga three times a week for my anxiety.", "SUPERSEDE"),
         ("I own three bikes.", "I own four bikes.", "SUPERSEDE"),
         ("I ran 5 miles on Monday.", "I ran 3 miles on Tuesday.", "COEXIST"),
+        # a present-state cue other than "now", on the same thing with a new value
+        ("I have about 1250 followers on Instagram.", "My Instagram account is close to 1300 followers these days.",
+         "SUPERSEDE"),
+        ("I have about 1250 followers on Instagram.", "Nowadays my Instagram account has close to 1300 followers.",
+         "SUPERSEDE"),
+        ("I have about 1250 followers on Instagram.", "My Instagram account currently has around 1300 followers.",
+         "SUPERSEDE"),
+        # values of two periods: both stay true
+        ("I read 12 books last year.", "I have read 4 books so far this year.", "COEXIST"),
+        ("I spent 200 dollars on groceries last month.", "This month I spent 150 dollars on groceries.", "COEXIST"),
+        ("去年我讀了十二本書。", "今年我讀了四本書。", "COEXIST"),
+        ("I read 12 books this year.", "I have read 15 books this year.", "SUPERSEDE"),
         ("I live in Boston.", "I live in Boston with my two cats.", "MERGE"),
         ("Caroline likes painting landscapes at dawn.", "Caroline likes painting.", "MERGE"),
         ("I like hiking.", "My sister works at Google.", "COEXIST"),

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from app.models.tasks.base import Task, register
 from app.models.tasks.extract_triples import SINGLE_VALUED, ExtractTriplesInput, extract_triples_heuristic
 from app.models.tasks.text import content_terms, has_any, jaccard
-from app.models.tasks.values import VALUE, separate_events, values
+from app.models.tasks.values import VALUE, different_periods, separate_events, values
 
 Action = Literal["MERGE", "SUPERSEDE", "COEXIST"]
 
@@ -45,6 +45,10 @@ CHANGE_CUES = [
     r"\bswitched (over )?to\b",
     r"\bnow\b",
     r"\bfrom now on\b",
+    r"\bthese days\b",
+    r"\bnowadays\b",
+    r"\bcurrently\b",
+    r"\bat (the moment|present)\b",
     r"\binstead\b",
     r"\bused to\b",
     r"\bcorrection\b",
@@ -108,10 +112,10 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
     1. Subset/superset: every content term of one is in the other -> MERGE (nothing lost either way).
     2. Same single-valued fact, different value (triples: same subject and predicate such as lives_in/works_at,
        different object) -> SUPERSEDE.
-    3. Two past events told apart by a differing time anchor (weekday, month, date, clock time) -> COEXIST. Same
-       slot, different value (the texts agree once numbers, counts, dates, weekdays are masked, the values differ)
+    3. Two past events told apart by a differing time anchor (weekday, month, date, clock time), or values of two
+       different periods ("last year" / "this year") -> COEXIST. Same slot, different value (the texts agree once numbers, counts, dates, weekdays are masked, the values differ)
        -> SUPERSEDE.
-    4. A change cue in the new text ("no longer", "now", "changed to", "moved to"; 改成, 不再, 現在 ...) or a
+    4. A change cue in the new text ("no longer", "now", "these days", "changed to", "moved to"; 改成, 不再, 現在 ...) or a
        negation present in one text only, on the same topic (term Jaccard >= 0.3 or similarity >= 0.6; with a
        change cue, any shared term and Jaccard >= 0.15) -> SUPERSEDE.
     5. Near paraphrase (term Jaccard >= 0.6 or similarity >= 0.92) -> MERGE.
@@ -155,6 +159,8 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
         return ResolveConflictOutput(
             action="COEXIST", confidence=0.7, reason=f"two events at different times: {sorted(v_old ^ v_new)}"
         )
+    if v_old and v_new and v_old != v_new and different_periods(old, new):
+        return ResolveConflictOutput(action="COEXIST", confidence=0.7, reason="values of two different periods")
     if v_old and v_new and v_old != v_new and jaccard(_slot(old), _slot(new)) >= 0.5:
         return ResolveConflictOutput(
             action="SUPERSEDE",

@@ -43,6 +43,14 @@ TIME_ANCHOR = re.compile(
     re.I,
 )
 
+# A period a statement is about, relative to when it was said: two statements about different periods ("I read 12
+# books last year" / "I have read 4 books so far this year") are two facts, not an update of one.
+PERIOD = re.compile(
+    r"\b(?:(?:last|this|next|past)\s+(?:year|month|week|weekend|summer|winter|spring|fall|autumn|semester|quarter|"
+    r"season)|yesterday|today|tonight|tomorrow)\b|去年|今年|明年|上個月|上个月|這個月|这个月|昨天|今天|明天",
+    re.I,
+)
+
 
 PAST_EVENT = re.compile(
     r"\b(?:\w{3,}ed|ran|went|did|had|met|saw|bought|got|took|made|came|ate|drove|flew|wrote|gave|won|lost|spent|"
@@ -68,3 +76,10 @@ def values(text: str) -> set[str]:
 def is_value(token: str) -> bool:
     """Whether one word (punctuation around it ignored) is a value or holds one ("3", "10-12", "twice", "1300.")."""
     return bool(VALUE.search(token))
+
+
+def different_periods(old: str, new: str) -> bool:
+    """Both statements name the period they are about, and not the same one ("last year" / "this year")."""
+    p_old = {" ".join(m.lower().split()) for m in PERIOD.findall(old or "")}
+    p_new = {" ".join(m.lower().split()) for m in PERIOD.findall(new or "")}
+    return bool(p_old and p_new and p_old != p_new)
