@@ -311,14 +311,17 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     instrument(bulk.sessions_track, clock)
     closer = SessionTrack(services, clock=close_clock)
     close_s = 0.0
+    decisions: Counter[str] = Counter()
 
     async def timed_close(*a, **kw):
         nonlocal close_s
         t1 = time.perf_counter()
         try:
-            return await closer.close(*a, **kw)
+            closed = await closer.close(*a, **kw)
         finally:
             close_s += time.perf_counter() - t1
+        decisions.update(f"close:{r.decision}" for r in closed.units)
+        return closed
 
     bulk.sessions_track.close = timed_close  # type: ignore[method-assign]
     turns = sum(len(s.turns) for s in sessions)
@@ -335,7 +338,7 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     finally:
         if bar is not None:
             bar.close()
-    decisions = Counter(c.decision for r in results for c in r.chunks)
+    decisions.update(c.decision for r in results for c in r.chunks)
     out = _result(services, label, clock, close_clock, decisions, sessions, turns, wall_s=wall_s,
                   append_s=wall_s - close_s,
                   close_s=close_s if close_sessions else None, requeries=bulk.write.requeries, batch=batch,

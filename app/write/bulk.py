@@ -12,6 +12,9 @@ builds it when the vault crosses its size, and the inserts after that maintain i
 it. ``progress`` is called after each committed batch with the
 number of memories or turns it held (``tqdm``'s ``update`` fits).
 
+With ``close``, each session's close decides its units through the same mirror, on the close's transaction
+(the database's probe scanned the whole vault exactly for every close: the import has no HNSW index yet).
+
 Each batch commits on its own: an error (a turn with an unknown role, say) stops the import at that batch and
 leaves the batches before it written; the error says which session. No Slow Thinker prefetch is queued for
 imported sessions (nobody is talking in them).
@@ -165,7 +168,7 @@ class BulkIngest:
                                                    (*(had.chunks if had else ()), *chunks),
                                                    reopened=bool(had and had.reopened) or archived[n][1])
                 if close and part.last:
-                    await self.sessions_track.close(vault, part.session_id)
+                    await self.sessions_track.close(vault, part.session_id, mirror=mirror)
             await self._after_batch(vault, sum(len(p.turns) for p in parts), progress, defer_index)
 
         await _pipelined(self._session_batches(sessions, one_session=close), screen, write)

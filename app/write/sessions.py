@@ -15,6 +15,7 @@ segment rather than a new session or a re-close of everything). What earlier clo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from app.services import Services
 from app.vaults import Vault
 from app.write.chunking import ChunkingConfig, chunk_turn
 from app.write.items import ItemResult, WriteItem
+from app.write.mirror import VectorMirror
 from app.write.pipeline import Hook, WriteTrack
 from app.write.provenance import ROLE_TO_SOURCE
 from app.write.timing import StageClock
@@ -107,7 +109,11 @@ class SessionTrack:
             for n, chunk in enumerate(chunk_turn(t.content, self.chunking))
         ]
 
-    async def close(self, vault: Vault, session_id: str, *, hook: Hook | None = None) -> CloseResult:
+    async def close(self, vault: Vault, session_id: str, *, hook: Hook | None = None,
+                    mirror: VectorMirror | None = None) -> CloseResult:
+        """Extract the open segment's units and summary and write them, with the session's close, in one
+        transaction. ``mirror``: the bulk path's copy of the vault's vectors (app/write/mirror.py); Dedup's nearest
+        blocks then come from it, decided on the close's transaction, instead of the database's probe."""
         db = self.services.db
         session = await db.fetchone(Q.session_row,
                                     (vault.id, session_id), vault_id=vault.id)
@@ -152,8 +158,12 @@ class SessionTrack:
         through = turns[-1]["seq"] if turns else session["turn_count"]
         # A session's units are not a client's batch: a long session (a pasted document) may give more than a
         # request may hold (max_batch_items), and its close must not fail on that.
-        prepared = await self.write.prepare(vault, items, max_items=max(len(items), 1))
+        limit = max(len(items), 1)
+        prepared = await self.write.prepare(vault, items, max_items=limit) if mirror is None else \
+            await asyncio.to_thread(self.write.screen, items, max_items=limit)
         async with db.transaction(vault.id) as conn:
+            if mirror is not None:
+                await self.write.decide(vault, prepared, conn, mirror)
             results = await self.write.apply(conn, vault, prepared)
             cur = await conn.execute(Q.close_session,
                                      (vault.id, session_id, summary, json.dumps(thread_map), through))
@@ -191,8 +201,6 @@ class SessionTrack:
         """For each topic of this session, the earlier sessions whose topic units resemble it."""
         if not topics:
             return {"session": session_id, "threads": []}
-        import asyncio
-
         vectors = await asyncio.to_thread(self.services.embedder.embed_documents, topics)
         threads = []
         for topic, vec in zip(topics, vectors, strict=True):

@@ -159,6 +159,28 @@ async def test_bulk_sessions_equal_appending_turn_by_turn(services) -> None:
     await assert_same_vaults(services, batched, single)
 
 
+async def test_bulk_sessions_closed_equal_appending_then_closing(services) -> None:
+    """With close, the bulk path decides each close's units through its vector mirror (on the close's
+    transaction) instead of the database's probe: the vault equals the API path's, session by session."""
+    single, batched = await two_vaults(services)
+    said = ["I moved to Lisbon last spring and I work at Acme as a data engineer.",
+            "Nice! How do you like Lisbon?", "I love it. My favourite food is pastel de nata.",
+            "I work at Acme as a data engineer, mostly on pipelines.", "I now work at Globex as a data engineer."]
+    sessions = [SessionIn(f"life-{n}", [TurnIn("user" if i % 2 == 0 else "assistant", text,
+                                               T0 + timedelta(days=n, minutes=i)) for i, text in enumerate(said)])
+                for n in range(3)]
+    track = SessionTrack(services)
+    for s in sessions:
+        await track.append_turns(single, s.session_id, list(s.turns))
+        await track.close(single, s.session_id)
+    await BulkIngest(services, BulkConfig(mirror=MirrorConfig(exact_below=0))).sessions(batched, sessions,
+                                                                                         close=True)
+    rows = await services.db.fetchall("SELECT action, count(*) AS n FROM memvault.audit_log WHERE vault_id = %s "
+                                      "AND detail->>'kind' = 'unit' GROUP BY action", (batched.id,))
+    assert {"write.create", "write.skip"} <= {r["action"] for r in rows}  # later closes repeat earlier units
+    await assert_same_vaults(services, batched, single)
+
+
 @pytest.mark.parametrize(("min_cosine", "exact_below"), [(0.75, 20_000), (0.0, 20_000), (0.75, 0), (0.0, 0)])
 async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(services, min_cosine: float,
                                                                               exact_below: int) -> None:
