@@ -26,7 +26,7 @@ from app.models.tasks.text import (
     stem,
     word_count,
 )
-from app.models.tasks.values import VALUE, is_value
+from app.models.tasks.values import is_quantity
 
 Category = Literal[
     "Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional"
@@ -222,7 +222,7 @@ def compress(sentence: str) -> list[str]:
         elif is_cjk(clause):
             step = MAX_WORDS * 2
             out += [clause[i : i + step] for i in range(0, len(clause), step)]
-        elif VALUE.search(clause):
+        elif any(is_quantity(t) for t in clause.split()):
             out += _value_spans(clause)
         else:
             out += _pieces(clause)
@@ -250,16 +250,23 @@ def _value_spans(clause: str) -> list[str]:
     value is about ("... my current follower count - I think I'm close to 1300 now", where pieces cut in order
     gave "... I think I'm close" and "to 1300 now"; "... yoga classes, which is three times a week" rather than
     "... which is three" and "times a week"). Values close together share one unit; the words outside every
-    value's unit are cut into pieces as any long clause (:func:`_pieces`), so nothing is dropped."""
-    tokens = clause.split()
+    value's unit are cut into pieces as any long clause (:func:`_pieces`), so nothing is dropped.
+
+    The values here are quantities (:func:`is_quantity`: numbers, counts, frequencies, dates); a weekday or a
+    month closes what it dates ("... the workshop on time management at the community center last Saturday"),
+    so a clause that only names one is cut like any other. Articles and intensifiers are dropped as there, except
+    in a value's tail ("three times a week")."""
+    raw = clause.split()
+    near = {k for v, t in enumerate(raw) if is_quantity(t) for k in range(v, v + VALUE_TAIL + 1)}
+    tokens = [t for k, t in enumerate(raw) if k in near or t.lower().strip(",.") not in _DROPPABLE]
     spans: list[tuple[int, int]] = []
     for v, token in enumerate(tokens):
-        if not is_value(token) or (spans and v < spans[-1][1]):
+        if not is_quantity(token) or (spans and v < spans[-1][1]):
             continue
         end, last = v + 1, v
         while (end < len(tokens) and end - last <= VALUE_TAIL and not _CLAUSE_END.search(tokens[end - 1])
                and tokens[end] not in _DASH):
-            last = end if is_value(tokens[end]) else last  # "Charge 3 for 9 months now": the tail of the 9
+            last = end if is_quantity(tokens[end]) else last  # "Charge 3 for 9 months now": the tail of the 9
             end += 1
         if spans and word_count(" ".join(tokens[spans[-1][0]:end])) <= MAX_WORDS:
             spans[-1] = (spans[-1][0], end)

@@ -73,9 +73,13 @@ def values(text: str) -> set[str]:
     return {v.lower() for v in VALUE.findall(text or "")}
 
 
-def is_value(token: str) -> bool:
-    """Whether one word (punctuation around it ignored) is a value or holds one ("3", "10-12", "twice", "1300.")."""
-    return bool(VALUE.search(token))
+_CALENDAR = frozenset(WEEKDAYS + MONTHS)
+
+
+def is_quantity(token: str) -> bool:
+    """Whether one word (punctuation around it ignored) states a quantity: a number, a count, a frequency or a
+    date ("3", "10-12", "twice", "1300.", "2024-09-01"), not only a weekday or a month name."""
+    return any(v.lower() not in _CALENDAR for v in VALUE.findall(token))
 
 
 def different_periods(old: str, new: str) -> bool:
