@@ -38,10 +38,7 @@ VALUE = re.compile(VALUE_PATTERN, re.I)
 # A value that places something in time (a weekday, a month, a date, a clock time): two past events anchored at
 # different times both happened; they are not an update of each other.
 TIME_ANCHOR = re.compile(
-    r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
-    r"march|april|may|june|july|august|september|october|november|december)\b|星期|週|[月號号]",
-    re.I,
-)
+    rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}:\d{{2}}|\b(?:{'|'.join((*WEEKDAYS, *MONTHS, 'may'))})\b|星期|週|[月號号]", re.I)
 
 # A period a statement is about, relative to when it was said: two statements about different periods ("I read 12
 # books last year" / "I have read 4 books so far this year") are two facts, not an update of one.
