@@ -123,3 +123,12 @@ async def test_a_question_that_names_a_time_is_left_to_the_timeframe() -> None:
     june = Timeframe(datetime(2024, 6, 1, tzinfo=UTC), datetime(2024, 6, 30, tzinfo=UTC), "this June")
     assert stage.active(RecallContext("How many bikes do I own now?"))
     assert not stage.active(RecallContext("How many bikes do I own now?", timeframe=june))
+
+
+def test_a_chinese_restatement_moves_up_too() -> None:
+    query = "我現在每週去幾次健身房？"
+    old = _cand(1, 0.9, "我每週去健身房兩次。", "s-a", 30)
+    new = _cand(2, 0.5, "我最近每週去健身房三次。", "s-b", 3)
+    assert asks_current(query)
+    out, moved = current_first([old, new], term_set(query), CurrentConfig())
+    assert [c.id for c in out] == [2, 1] and moved == 1
