@@ -10,7 +10,7 @@ How it searches, per layer: below ``MirrorConfig.exact_below`` rows, exactly, by
 (onnxruntime's GEMM); from that size on, through an HNSW graph of the layer's vectors (faiss ``IndexHNSWFlat``,
 inner product of unit vectors), as the database's own search goes approximate past its size. The exact product
 grows with the vault (0.66 ms an item at 100,000 blocks, and the comparison of every score with the threshold
-another 0.16); the graph costs ~0.1 ms an item to add and ~0.15 to search at any size. The graph's answers are
+another 0.16); the graph costs ~0.16 ms an item to add and ~0.13 to search at any size. The graph's answers are
 scored again exactly from the mirror's own vectors, so a pair's cosine is the same either way; what can differ
 is a near block the graph misses (its recall at ``ef_search``).
 
@@ -45,7 +45,7 @@ _SLACK = 1e-3
 @dataclass(frozen=True, slots=True)
 class MirrorConfig:
     # A layer's rows from which it is searched through its HNSW graph instead of exactly. At 20,000 rows the exact
-    # product and its comparison cost ~0.16 ms an item, about what the graph's add and search cost (0.25 ms),
+    # product and its comparison cost ~0.16 ms an item, under what the graph's add and search cost (0.29 ms),
     # and a vault under it (every LoCoMo conversation, every LongMemEval haystack) is searched exactly.
     exact_below: int = 20_000
     # The graph's shape: M faiss's default (16), ef_construction pgvector's (64), ef_search wider than pgvector's
