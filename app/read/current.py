@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from app.models.tasks.text import split_sentences, term_set
-from app.models.tasks.values import separate_events, values
+from app.models.tasks.values import MONTHS, separate_events, values
 from app.read.config import CurrentConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
@@ -50,7 +50,7 @@ _ASKER_PRESENT = re.compile(
     r"\b(?:do|am|have)\s+i\b|\b(?:is|are)\s+(?:[\w'-]+\s+){0,4}?my\b|\bmy\s+(?:[\w'-]+\s+){0,3}?(?:is|are)\b"
     r"|\bi\s+(?:own|have|keep|use|live|work)\b", re.I)
 _PAST = re.compile(r"\b(?:did|was|were|had|used to)\b", re.I)
-_MONTH = "january|february|march|april|may|june|july|august|september|october|november|december"
+_MONTH = "|".join((*MONTHS, "may"))  # values.py leaves "may" out of its values (a modal verb); "in May" dates
 # Anchored in another time (or a hypothetical), or adding values up, comparing or ordering them: every statement
 # counts, not the latest.
 _ANCHORED = re.compile(
