@@ -64,9 +64,14 @@ class DreamContext:
     vault: Vault
     run_id: int
     dry_run: bool
-    since: datetime | None
+    gate: dict[str, Any]  # the dual gate's numbers as the run began (dream_gate_v1)
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     now: datetime | None = None  # the clock the gate, the snapshot, tiering and the review sweep read (None: now)
+
+    @property
+    def since(self) -> datetime | None:
+        """The last finished dream's start: what is new to this one was recorded after it."""
+        return self.gate["last_dream_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +146,7 @@ class DreamLoop:
         async with db.transaction(vault.id) as conn:
             cur = await conn.execute(Q.dream_begin, (trigger, dry_run))
             begun = await cur.fetchone()
-        ctx = DreamContext(vault, int(begun["run_id"]), dry_run, gate["last_dream_at"], dict(begun["stats"] or {}), now)
+        ctx = DreamContext(vault, int(begun["run_id"]), dry_run, gate, dict(begun["stats"] or {}), now)
         done = begun["stage"]
         todo = list(STAGES[STAGES.index(done) + 1:]) if done else list(STAGES)
         try:
@@ -209,10 +214,7 @@ class DreamLoop:
 
     # --- the five stages (each on the stage's own transaction) -----------------------------------------------
     async def _orient(self, ctx: DreamContext, conn: psycopg.AsyncConnection) -> dict[str, Any]:
-        cfg = self.config
-        cur = await conn.execute(Q.dream_gate,
-                                 (ctx.vault.id, ctx.now, cfg.gate_min_hours, cfg.gate_min_sessions))
-        g = await cur.fetchone()
+        g = ctx.gate
         cur = await conn.execute(Q.dream_counts)
         counts = await cur.fetchone()
         snapshot = await write_snapshot(conn, (ctx.now or datetime.now(UTC)).astimezone(UTC).date())
