@@ -65,15 +65,10 @@ class TemporalConflictResolution:
             judge, escalated = f"{RESOLVE_CONFLICT.id}:{self.strong.name}", True
         confidence = float(out.confidence)
         reason = out.reason
-        d = row["detail"] or {}
-        if row["source"] == "slot" and out.action == "SUPERSEDE":
+        scan = _scan_evidence(row["source"], row["detail"] or {})
+        if scan is not None and out.action == "SUPERSEDE":  # the scan that found the pair corroborates the verdict
             confidence = 1 - (1 - confidence) * (1 - cfg.slot_corroboration)
-            reason = f"{reason}; slot scan: {d.get('subject')} {d.get('predicate')} {d.get('old_object')!r} -> " \
-                     f"{d.get('new_object')!r}"
-        elif row["source"] == "value" and out.action == "SUPERSEDE":
-            confidence = 1 - (1 - confidence) * (1 - cfg.slot_corroboration)
-            reason = f"{reason}; value scan: {d.get('old_values')} -> {d.get('new_values')} at cosine " \
-                     f"{d.get('cosine')}"
+            reason = f"{reason}; {scan}"
         return Judgement(out.action, round(confidence, 4), reason, judge, escalated)
 
     def impact(self, row: dict[str, Any]) -> float:
@@ -124,3 +119,13 @@ class TemporalConflictResolution:
             else:
                 counts["applied"][j.action] += 1
         return counts
+
+
+def _scan_evidence(source: str, d: dict[str, Any]) -> str | None:
+    """What a slot or value scan saw in a pair (a single-valued triple's object changed, or a value changed at
+    some cosine); None for the other sources, which say nothing for or against an update."""
+    if source == "slot":
+        return f"slot scan: {d.get('subject')} {d.get('predicate')} {d.get('old_object')!r} -> {d.get('new_object')!r}"
+    if source == "value":
+        return f"value scan: {d.get('old_values')} -> {d.get('new_values')} at cosine {d.get('cosine')}"
+    return None
