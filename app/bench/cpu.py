@@ -26,7 +26,8 @@ def _self_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _proc_cpu(pid: int) -> float | None:
+def proc_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used so far; None when it is gone or unreadable."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
@@ -88,11 +89,11 @@ class CpuMeter:
 
     @asynccontextmanager
     async def __call__(self, section: str) -> AsyncIterator[None]:
-        backends = {p: c for p in await self._pids() if (c := _proc_cpu(p)) is not None}
+        backends = {p: c for p in await self._pids() if (c := proc_cpu(p)) is not None}
         writer = _self_cpu()
         yield
         writer = _self_cpu() - writer
-        readable = [c - backends.get(p, 0.0) for p in await self._pids() if (c := _proc_cpu(p)) is not None]
+        readable = [c - backends.get(p, 0.0) for p in await self._pids() if (c := proc_cpu(p)) is not None]
         pg = max(0.0, sum(readable)) if readable else None
         had = self.use.get(section)
         if had is not None:

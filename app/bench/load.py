@@ -83,15 +83,9 @@ def rss_mb(pid: int) -> float:
 
 def cpu_s(pids: list[int]) -> float:
     """CPU seconds (user + system) the processes ``pids`` have used so far (a gone one counts 0)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / tick
+    from app.bench.cpu import proc_cpu
+
+    return sum(proc_cpu(pid) or 0.0 for pid in pids)
 
 
 def process_tree(root: int) -> list[int]:
