@@ -8,7 +8,6 @@ the audit entries (rejections included, with rule and ruleset version) and the g
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import re
 import time
@@ -125,7 +124,7 @@ class WriteTrack:
                       max_items: int | None = None) -> list[_Prepared]:
         """Everything that needs no write: screen (normalize, embed, gates), then decide (candidates, Dedup).
         ``max_items``: as :meth:`screen`'s."""
-        prepared = await asyncio.to_thread(functools.partial(self.screen, items, max_items=max_items))
+        prepared = await asyncio.to_thread(self.screen, items, max_items=max_items)
         await self.decide(vault, prepared, conn)
         return prepared
 
