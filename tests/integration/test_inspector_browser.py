@@ -108,7 +108,9 @@ async def test_inspector_in_headless_chromium(services, admin_key, tmp_path) -> 
             driver.get(f"{base}/inspect/insp")  # no key yet: the sign-in form, which remembers where to go
             assert "/inspect/login" in driver.current_url
             driver.find_element(By.ID, "key").send_keys("mvk_wrong_aaaaaaaaaaaaaaaaaaaaaaaa")
-            driver.find_element(By.ID, "sign-in").click()
+            form = driver.find_element(By.ID, "sign-in")
+            form.click()  # the redirect's page has an .err of its own (why sign in): wait for the next page
+            wait.until(ec.staleness_of(form))
             wait.until(ec.presence_of_element_located((By.CLASS_NAME, "err")))
             assert "Sign in" in driver.title and driver.find_element(By.CLASS_NAME, "err").text
             driver.get(f"{base}/inspect/login?next=/inspect/insp")
