@@ -3,10 +3,15 @@
 -- Only the owner connection calls the key functions: memvault_app has no privilege on memvault.api_key.
 
 -- Who is acting: the transaction's memvault.actor (app/db/connector.py sets it from the request's key, the job or
--- the CLI user), else the database role (someone at a psql prompt).
+-- the CLI user), else p_default (a job's own name, the caller's p_actor) ...
+CREATE OR REPLACE FUNCTION memvault.audit_actor(p_default text) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$ SELECT coalesce(nullif(current_setting('memvault.actor', true), ''), p_default) $$;
+
+-- ... or, with none given, the database role (someone at a psql prompt).
 CREATE OR REPLACE FUNCTION memvault.audit_actor() RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$ SELECT coalesce(nullif(current_setting('memvault.actor', true), ''), 'db:' || session_user) $$;
+    AS $$ SELECT memvault.audit_actor('db:' || session_user) $$;
 
 CREATE OR REPLACE FUNCTION memvault.api_key_create_v1(p_id text, p_hash text, p_scope text, p_vault uuid,
                                                       p_name text)

@@ -25,7 +25,7 @@ BEGIN
             feedback_down = u.feedback_down + excluded.feedback_down
     RETURNING u.block_id, u.feedback_up, u.feedback_down;
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, detail)
-    VALUES (p_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), p_actor), 'memory.feedback', p_block_id,
+    VALUES (p_vault, memvault.audit_actor(p_actor), 'memory.feedback', p_block_id,
             jsonb_strip_nulls(jsonb_build_object('signal', p_signal, 'note', p_note)));
 END
 $$;

@@ -84,7 +84,7 @@ BEGIN
             USING ERRCODE = 'MV422', HINT = 'a memory stops being true after it starts';
     END IF;
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, detail)
-    VALUES (v_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), p_actor), 'memory.patch',
+    VALUES (v_vault, memvault.audit_actor(p_actor), 'memory.patch',
             p_block_id, jsonb_build_object('before', v_before, 'after', v_after));
     RETURN p_block_id;
 END

@@ -205,7 +205,7 @@ DECLARE
     v_status text := p_status;
     v_keep   bigint;
     v_drop   bigint;
-    v_actor  text := coalesce(nullif(current_setting('memvault.actor', true), ''), 'worker:dream');
+    v_actor  text := memvault.audit_actor('worker:dream');
 BEGIN
     IF p_action NOT IN ('MERGE', 'SUPERSEDE', 'COEXIST') THEN
         RAISE EXCEPTION 'unknown verdict %', p_action USING ERRCODE = 'MV422', HINT = 'MERGE, SUPERSEDE or COEXIST';
@@ -357,7 +357,7 @@ BEGIN
         USING jsonb_build_object('eids', to_jsonb(v_ids))::text::ag_catalog.agtype;
     DELETE FROM memvault.entity e WHERE e.vault_id = v_vault AND e.id = ANY (v_ids);
     INSERT INTO memvault.audit_log (vault_id, actor, action, detail)
-    VALUES (v_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), 'worker:dream'),
+    VALUES (v_vault, memvault.audit_actor('worker:dream'),
             'dream.prune_orphans', jsonb_build_object('entities', to_jsonb(v_ids)));
     RETURN v_ids;
 END

@@ -117,8 +117,7 @@ BEGIN
     IF NOT FOUND OR q.status NOT IN ('PENDING', 'CLAIMED') THEN
         PERFORM memvault._review_missing_v1(p_id);
     END IF;
-    PERFORM set_config('memvault.actor', coalesce(nullif(current_setting('memvault.actor', true), ''),
-                                                  'review:' || coalesce(p_by, 'unknown')), true);
+    PERFORM set_config('memvault.actor', memvault.audit_actor('review:' || coalesce(p_by, 'unknown')), true);
     IF q.kind = 'conflict' THEN
         IF p_approve THEN
             v_result := memvault.apply_conflict_verdict_v1(q.ref_id, q.proposal->>'action', q.confidence,

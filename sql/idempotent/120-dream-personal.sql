@@ -409,7 +409,7 @@ BEGIN
     GET DIAGNOSTICS v_n = ROW_COUNT;
     IF v_n > 0 THEN
         INSERT INTO memvault.audit_log (vault_id, actor, action, detail)
-        VALUES (memvault.current_vault_id(), coalesce(nullif(current_setting('memvault.actor', true), ''), 'worker:dream'),
+        VALUES (memvault.current_vault_id(), memvault.audit_actor('worker:dream'),
                 'dream.tier', jsonb_build_object('moves', v_n));
     END IF;
     RETURN v_n;
@@ -441,7 +441,7 @@ BEGIN
     UPDATE memvault.block b SET retracted_at = clock_timestamp()
      WHERE b.vault_id = memvault.current_vault_id() AND b.id = ANY (v_ids);
     INSERT INTO memvault.audit_log (vault_id, actor, action, block_id, detail)
-    SELECT memvault.current_vault_id(), coalesce(nullif(current_setting('memvault.actor', true), ''), 'worker:dream'),
+    SELECT memvault.current_vault_id(), memvault.audit_actor('worker:dream'),
            'dream.prune', x, jsonb_build_object('rule', 'downvoted and unused')
     FROM unnest(v_ids) AS x;
     RETURN v_ids;

@@ -171,7 +171,7 @@ BEGIN
      WHERE x.vault_id = v_vault AND x.id = f.id;
     IF v_n > 0 THEN
         INSERT INTO memvault.audit_log (vault_id, actor, action, rule, detail)
-        VALUES (v_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), 'worker:dream'),
+        VALUES (v_vault, memvault.audit_actor('worker:dream'),
                 'lint.' || f.fix, f.rule, jsonb_build_object('finding', f.id, 'target', f.target_id, 'detail', f.detail));
     END IF;
     RETURN CASE WHEN p_approve AND v_n > 0 THEN 'fixed' ELSE 'dismissed' END;

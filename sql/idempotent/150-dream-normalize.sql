@@ -70,7 +70,7 @@ BEGIN
                    v_graph)
         USING jsonb_build_object('rows', v_rows)::text::ag_catalog.agtype;
     INSERT INTO memvault.audit_log (vault_id, actor, action, detail)
-    VALUES (v_vault, coalesce(nullif(current_setting('memvault.actor', true), ''), 'worker:dream'),
+    VALUES (v_vault, memvault.audit_actor('worker:dream'),
             'dream.normalize_predicates', jsonb_build_object('triples', jsonb_array_length(v_rows), 'renamed', v_by));
     RETURN jsonb_build_object('triples', jsonb_array_length(v_rows), 'renamed', v_by);
 END
@@ -117,7 +117,7 @@ DECLARE
     v_named   jsonb;
     v_merged  integer := 0;
     v_renamed integer := 0;
-    v_actor   text := coalesce(nullif(current_setting('memvault.actor', true), ''), 'worker:dream');
+    v_actor   text := memvault.audit_actor('worker:dream');
 BEGIN
     SELECT v.graph_name INTO v_graph FROM memvault.vault v WHERE v.id = v_vault;
     -- merges: only pairs of two existing, distinct entities, each dropped once, none kept that is also dropped
