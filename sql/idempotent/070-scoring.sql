@@ -196,7 +196,13 @@ BEGIN
     ), ver AS (  -- the version believed at p_known_at (the current one when p_known_at is null or later)
         SELECT b.id, c.base, b.embedding, b.summary, b.digest, b.token_count, b.session_id, b.source_turn_ids,
                b.norm_spans,
-               coalesce(bu.access_count, 0) AS access_count, coalesce(bu.feedback_up, 0) AS feedback_up,
+               -- Reads stretch the half-life from when they happen: as of a past instant, reads made after it
+               -- do not count (a LoCoMo question asked as of 2023 was ranked by reads made in 2026). block_usage
+               -- keeps the count and the last read, not each read's time, so a block last read after p_as_of
+               -- counts none (a lower bound: some of its reads may have come before).
+               CASE WHEN p_as_of IS NULL OR bu.last_accessed_at IS NULL OR bu.last_accessed_at <= p_as_of
+                    THEN coalesce(bu.access_count, 0) ELSE 0 END AS access_count,
+               coalesce(bu.feedback_up, 0) AS feedback_up,
                coalesce(bu.feedback_down, 0) AS feedback_down, b.ppr_score, b.quarantine_tags,
                coalesce(h.version, b.version) AS version,
                coalesce(h.recorded_at, b.recorded_at) AS recorded_at,

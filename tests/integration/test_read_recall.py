@@ -183,3 +183,31 @@ async def test_a_turn_and_the_answer_after_it_are_not_each_others_duplicates(ser
     halved = {i for i, r in by_id.items() if r["score"] < 0.75 * r["base"] * math.prod(r["factors"].values())}
     assert by_id[answer]["dup_of"] is None and answer not in halved and question not in halved
     assert noted in halved and by_id[noted]["dup_of"] == question and by_id[noted]["dup_cos"] > 0.85
+
+
+async def test_reads_after_as_of_do_not_stretch_the_half_life(services, vault) -> None:
+    """A read stretches a memory's half-life from when it happens: asked as of a past instant, reads made since
+    do not count, so the ranking then is not the one later reads made."""
+    now = datetime.now(UTC)
+    [bid] = await put_blocks(services, vault, [Mem("I keep my passport in the blue drawer.", days_ago=60,
+                                                   confidence=0.3, access_count=7)], now=now)
+    qvec = services.embedder.embed_query("Where is my passport?")
+    score = ("SELECT access_count, (factors->>'WeibullDecay')::float8 AS decay "
+             "FROM memvault.score_candidates_v2(ARRAY[%s]::bigint[], ARRAY[1.0]::float8[], %s, %s)")
+    month_ago = now - timedelta(days=30)
+
+    async def last_read(at: datetime) -> None:
+        async with services.db.transaction(vault.id) as conn:
+            await conn.execute("UPDATE memvault.block_usage SET last_accessed_at = %s WHERE block_id = %s",
+                               (at, bid))
+
+    await last_read(now - timedelta(days=1))
+    now_view = await services.db.fetchone(score, (bid, qvec, None), vault_id=vault.id)
+    then_view = await services.db.fetchone(score, (bid, qvec, month_ago), vault_id=vault.id)
+    assert now_view["access_count"] == 7 and then_view["access_count"] == 0  # all seven reads came later
+
+    await last_read(now - timedelta(days=45))
+    read_before = await services.db.fetchone(score, (bid, qvec, month_ago), vault_id=vault.id)
+    assert read_before["access_count"] == 7
+    # 30 days old then: a cold memory's 14-day half-life has mostly run out, 7 reads (x 4: 56 days) had kept it
+    assert then_view["decay"] < read_before["decay"] - 0.1
