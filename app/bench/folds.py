@@ -196,6 +196,13 @@ def format_spread(result: Mapping[str, Any], metrics: Sequence[str], title: str,
     return "\n".join(lines)
 
 
+def format_setting(name: str, rows: Sequence[Mapping[str, Any]],
+                   columns: Sequence[tuple[str, Callable[[Mapping[str, Any]], float]]]) -> str:
+    """One candidate setting of ``--tune``: each column's value in every fold (``rows``: fold_spread's folds)."""
+    return f"  {name:<36}" + "  ".join(f"{label} per fold " + " ".join(f"{value(r):.3f}" for r in rows)
+                                      for label, value in columns)
+
+
 def format_cv(cv: Mapping[str, Any], metric: str) -> str:
     lines = [f"cross-validation of {', '.join(cv['settings'])} on {metric}: chosen on the other folds, scored "
              "on the held-out one"]

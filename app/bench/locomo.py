@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from app.bench.data import LocomoConversation
-from app.bench.folds import Fold, cross_validate, fold_spread, format_cv, format_spread, group_folds
+from app.bench.folds import Fold, cross_validate, fold_spread, format_cv, format_setting, format_spread, group_folds
 from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions, make_retriever,
                                memories_for, timed_recall)
 from app.bench.metrics import EvidenceTurn, evidence_coverage, mean, percentile, tokens_at
@@ -107,9 +107,9 @@ def handler(args: argparse.Namespace) -> int:
             result["cv"] = cross_validate(result["by_setting"], folds, lambda d: d["conversation"], _objective)
             for name, details in result["by_setting"].items():
                 sp = locomo_fold_spread(details, folds)
-                print(f"  {name:<36} @10 per fold " + " ".join(f"{r['recall@10']:.3f}" for r in sp["folds"])
-                      + "  temporal " + " ".join(f"{r['by_category'].get('2', {}).get('recall@10', 0):.3f}"
-                                               for r in sp["folds"]))
+                print(format_setting(name, sp["folds"], [
+                    ("@10", lambda r: r["recall@10"]),
+                    ("temporal", lambda r: r["by_category"].get("2", {}).get("recall@10", 0.0))]))
             print(format_cv(result["cv"], "recall@10"))
     write_json(args.json_path, {k: result[k] for k in (*KEYS, "ks", *(f"recall@{k}" for k in result["ks"]),
                                                        *(x for x in ("folds", "cv") if x in result))})

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from app.bench.data import LmeQuestion
-from app.bench.folds import Fold, cross_validate, fold_spread, format_cv, format_spread, seeded_folds
+from app.bench.folds import (Fold, cross_validate, fold_spread, format_cv, format_setting, format_spread,
+                             seeded_folds)
 from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions,
                                make_retriever, memories_for, timed_recall)
 from app.bench.metrics import Memory, mean, ndcg, percentile, rank_sessions, recall_all, recall_any, tokens_at
@@ -107,6 +108,10 @@ def handler(args: argparse.Namespace) -> int:
                             f"(seed {args.seed}, stratified by type)", "ndcg@10"))
         if grid:
             result["cv"] = cross_validate(result["by_setting"], folds, lambda d: d["question_id"], _objective)
+            for name, details in result["by_setting"].items():
+                rows = lme_fold_spread(details, folds)["folds"]
+                print(format_setting(name, rows, [(m, lambda r, m=m: r[m]) for m in
+                                                  ("recall_any@5", "recall_all@10", "ndcg@10")]))
             print(format_cv(result["cv"], "ndcg@10"))
     write_json(args.json_path, {k: result[k] for k in (*KEYS, *(x for x in ("folds", "cv") if x in result))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
