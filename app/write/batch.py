@@ -22,12 +22,13 @@ import numpy as np
 from app.write.dedup import Candidate, DedupConfig
 
 CHUNK_KINDS = frozenset({"chunk"})
+SUMMARY_KINDS = frozenset({"summary"})
 CURATED_KINDS = frozenset({"memory", "unit"})
 
 
 def layer_kinds(kind: str) -> frozenset[str]:
     """The kinds an item of ``kind`` is compared with (dedup_candidates_v3's layers)."""
-    return CHUNK_KINDS if kind == "chunk" else CURATED_KINDS
+    return CHUNK_KINDS if kind == "chunk" else SUMMARY_KINDS if kind == "summary" else CURATED_KINDS
 
 
 @dataclass(frozen=True, slots=True)

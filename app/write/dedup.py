@@ -73,11 +73,14 @@ class Dedup:
         dist = hamming(fingerprint, best.fingerprint)
         if best.same_hash:
             return Verdict("SKIP", best.block_id, (f"same text as block {best.block_id}",))
-        if kind == "chunk":
+        if kind in ("chunk", "summary"):
+            # A raw turn, or a session's summary (a digest of one occasion, met only by other summaries): kept
+            # unless repeated; the facts in it are the units' to merge or supersede, never the digest's.
             if best.cosine >= cfg.chunk_skip_cosine and dist <= cfg.chunk_skip_hamming:
                 return Verdict("SKIP", best.block_id,
                                (f"repeat of block {best.block_id} (cosine {best.cosine:.3f}, simhash {dist})",))
-            return Verdict("CREATE", None, ("raw turns are only skipped when repeated verbatim",))
+            return Verdict("CREATE", None, (f"{'raw turns' if kind == 'chunk' else 'session summaries'} are only "
+                                            "skipped when repeated verbatim",))
         if best.cosine >= cfg.skip_cosine and dist <= cfg.skip_hamming:
             return Verdict("SKIP", best.block_id,
                            (f"near-duplicate of block {best.block_id} (cosine {best.cosine:.3f}, simhash {dist})",))

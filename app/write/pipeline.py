@@ -350,5 +350,6 @@ class WriteTrack:
 
 
 def _layer(kind: str) -> str:
-    """Dedup compares within a layer: raw chunks with chunks, curated memories and units together."""
-    return "chunk" if kind == "chunk" else "curated"
+    """Dedup compares within a layer: raw chunks with chunks, session summaries with summaries, curated memories
+    and units together."""
+    return kind if kind in ("chunk", "summary") else "curated"

@@ -146,9 +146,8 @@ class SessionTrack:
                            turn_ids=tuple(turns[i]["id"] for i in u.turns if 0 <= i < len(turns)))
                  for u in units]
         if summary:
-            # The summary goes first: Dedup decides a batch's items in order, each against what the items before
-            # it wrote (app/write/batch.py), and a summary must not meet its own session's units (it would merge
-            # into one). The units never meet it (summaries are no Dedup candidates).
+            # Dedup compares a summary with other sessions' summaries only (a repeat is skipped, nothing merged
+            # or superseded): the facts it restates are its units' to merge or supersede.
             items.insert(0, WriteItem(content=summary, said_at=closed_at, source_kind="assistant", kind="summary",
                                       category="Topic", confidence=0.6, session_id=session_id,
                                       metadata={"summary_of": session_id, "segment": segment}))

@@ -4,7 +4,8 @@
 -- Dedup (CREATE / SKIP / MERGE / SUPERSEDE) and every rejection is one call here, audited.
 
 -- Nearest current blocks of each incoming item of a batch, set-based: dense cosine plus exact normalized-hash
--- hits. Two layers never dedupe against each other: raw turn chunks (the archive) and curated memories/units.
+-- hits. Layers never dedupe against each other: raw turn chunks (the archive), session summaries, and curated
+-- memories/units (p_layers: 'chunk', 'summary', anything else curated).
 -- ``nearest`` rows are each item's p_k nearest current blocks of its layer at or above p_min_cosine (ranked by
 -- cosine, then id), the other rows are exact normalized-hash hits only. The write track asks for a few more than
 -- Dedup's k, so it can take away the blocks an earlier item of the same batch merged into or superseded and still
@@ -37,7 +38,7 @@ BEGIN
     RETURN QUERY EXECUTE format($q$
     WITH i AS (
         SELECT x.emb, x.h, x.ord::integer AS ord,
-               CASE WHEN x.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END AS kinds
+               CASE WHEN x.layer IN ('chunk', 'summary') THEN ARRAY[x.layer] ELSE ARRAY['memory', 'unit'] END AS kinds
           FROM unnest($2, $3, $4) WITH ORDINALITY AS x(emb, h, layer, ord)
     ), near AS (%s
     ), hits AS (
@@ -104,7 +105,7 @@ CREATE OR REPLACE FUNCTION memvault.dedup_candidate_rows_v1(
     AS $$
     WITH i AS (
         SELECT x.emb, x.h, x.ord::integer AS ord,
-               CASE WHEN x.layer = 'chunk' THEN ARRAY['chunk'] ELSE ARRAY['memory', 'unit'] END AS kinds
+               CASE WHEN x.layer IN ('chunk', 'summary') THEN ARRAY[x.layer] ELSE ARRAY['memory', 'unit'] END AS kinds
           FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS x(emb, h, layer, ord)
     ), near AS (
         SELECT r.ord, r.id FROM (
