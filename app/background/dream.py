@@ -96,7 +96,7 @@ class DreamLoop:
         self.personal = Personal(personal)
         self.tiers = TierDigest(services.llm, tiers)
         self.lint = KnowledgeLint(services.llm, self.config)
-        self.normalizer = FactNormalizer(self.config.normalize_limit)
+        self.normalizer = FactNormalizer(self.config.normalize_limit, day_first=services.settings.day_first)
         self.tcr = TemporalConflictResolution(services.llm, services.judge_llm, self.config)
 
     # --- the run ------------------------------------------------------------------------------------------

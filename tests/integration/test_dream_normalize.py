@@ -24,6 +24,16 @@ def test_clean_name(name: str, clean: str) -> None:
 
 def test_a_date_needs_its_year() -> None:
     assert iso_date("May 5") is None and iso_date("Sept 9, 2021") == "2021-09-09"
+    assert iso_date("next week") is None and iso_date("Friday") is None and iso_date("5/3/24") is None
+    assert iso_date("Acme 2024") is None and iso_date("the 2023-05-05 release") is None  # a date in a name
+
+
+def test_dates_are_read_by_the_write_tracks_grammar_and_locale() -> None:
+    from app.write.normalize.temporal import TemporalNormalizer
+
+    assert iso_date("05/03/2023") == "2023-05-03"
+    assert iso_date("05/03/2023", TemporalNormalizer(day_first=True)) == "2023-03-05"
+    assert clean_name("2023年3月", TemporalNormalizer(day_first=True)) == "2023-03"
 
 
 def test_plan_keeps_the_most_mentioned_and_is_empty_when_clean() -> None:
