@@ -6,9 +6,10 @@ stored facts in one form, so the contradiction scan, the lint and recall compare
 - Entities: each name cleaned (Unicode NFKC, whitespace collapsed, stray quotes and trailing punctuation gone,
   a date written out in ISO 8601, read by the write track's date grammar and day_first setting: "May 5th, 2023" ->
   "2023-05-05", "March 2024" -> "2024-03") and keyed with the write track's own ``canonical_key``; an entity
-  whose key changes is renamed, and entities that now share a key are merged into the most mentioned one (``normalize_entities_v1``, which moves triples and aliases and keeps the
-  AGE graph in step). The entities looked at are those created since the last dream (all of them the first
-  time) and those their new keys already name.
+  whose key changes is renamed, and entities that now share a key are merged into the most mentioned one
+  (``normalize_entities_v1``, which moves triples and aliases and keeps the AGE graph in step). The entities
+  looked at are those created since the last dream (all of them the first time) and those their new keys
+  already name.
 
 Both are idempotent: a clean vault gives an empty plan, and a second pass changes nothing.
 """
