@@ -123,7 +123,9 @@ async def test_inspector_in_headless_chromium(services, admin_key, tmp_path) -> 
 
             box = driver.find_element(By.NAME, "text")
             box.send_keys("acme")
-            driver.find_element(By.ID, "search-button").click()
+            search = driver.find_element(By.ID, "search-button")
+            search.click()
+            wait.until(ec.staleness_of(search))  # the rows below are the results page's, not the vault page's
             wait.until(ec.url_contains("text=acme"))
             rows = driver.find_elements(By.CSS_SELECTOR, "table tr")
             assert any("Alice works at Acme." in r.text for r in rows)
