@@ -60,10 +60,11 @@ def test_the_dream_takes_its_judge_from_the_services_built_once() -> None:
     per dream by the DreamLoop."""
     from app.background.dream import DreamLoop
     from app.services import Services
+    from app.settings import Settings
 
     strong = SureJudge()
     services = Services.__new__(Services)
-    services.settings, services.llm, services.db = None, HeuristicLLM(), None
+    services.settings, services.llm, services.db = Settings(), HeuristicLLM(), None
     services.__dict__["judge_llm"] = strong  # what the cached property holds once built
     assert DreamLoop(services).tcr.strong is strong
     assert DreamLoop(services).tcr.strong is DreamLoop(services).tcr.strong
