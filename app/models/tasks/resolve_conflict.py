@@ -113,11 +113,11 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
     2. Same single-valued fact, different value (triples: same subject and predicate such as lives_in/works_at,
        different object) -> SUPERSEDE.
     3. Two past events told apart by a differing time anchor (weekday, month, date, clock time), or values of two
-       different periods ("last year" / "this year") -> COEXIST. Same slot, different value (the texts agree once numbers, counts, dates, weekdays are masked, the values differ)
-       -> SUPERSEDE.
-    4. A change cue in the new text ("no longer", "now", "these days", "changed to", "moved to"; 改成, 不再, 現在 ...) or a
-       negation present in one text only, on the same topic (term Jaccard >= 0.3 or similarity >= 0.6; with a
-       change cue, any shared term and Jaccard >= 0.15) -> SUPERSEDE.
+       different periods ("last year" / "this year") -> COEXIST. Same slot, different value (the texts agree once
+       numbers, counts, dates, weekdays are masked, the values differ) -> SUPERSEDE.
+    4. A change cue in the new text ("no longer", "now", "these days", "changed to", "moved to"; 改成, 不再, 現在
+       ...) or a negation present in one text only, on the same topic (term Jaccard >= 0.3 or similarity >= 0.6;
+       with a change cue, any shared term and Jaccard >= 0.15) -> SUPERSEDE.
     5. Near paraphrase (term Jaccard >= 0.6 or similarity >= 0.92) -> MERGE.
     6. Otherwise COEXIST.
     """
@@ -155,18 +155,19 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
                 )
 
     v_old, v_new = values(old), values(new)
-    if v_old and v_new and v_old != v_new and _separate_events(old, new, v_old, v_new):
-        return ResolveConflictOutput(
-            action="COEXIST", confidence=0.7, reason=f"two events at different times: {sorted(v_old ^ v_new)}"
-        )
-    if v_old and v_new and v_old != v_new and different_periods(old, new):
-        return ResolveConflictOutput(action="COEXIST", confidence=0.7, reason="values of two different periods")
-    if v_old and v_new and v_old != v_new and jaccard(_slot(old), _slot(new)) >= 0.5:
-        return ResolveConflictOutput(
-            action="SUPERSEDE",
-            confidence=0.75,
-            reason=f"same slot, value {sorted(v_old)} -> {sorted(v_new)}",
-        )
+    if v_old and v_new and v_old != v_new:  # both state values, and they differ
+        if _separate_events(old, new, v_old, v_new):
+            return ResolveConflictOutput(
+                action="COEXIST", confidence=0.7, reason=f"two events at different times: {sorted(v_old ^ v_new)}"
+            )
+        if different_periods(old, new):
+            return ResolveConflictOutput(action="COEXIST", confidence=0.7, reason="values of two different periods")
+        if jaccard(_slot(old), _slot(new)) >= 0.5:
+            return ResolveConflictOutput(
+                action="SUPERSEDE",
+                confidence=0.75,
+                reason=f"same slot, value {sorted(v_old)} -> {sorted(v_new)}",
+            )
 
     cues = has_any(new, CHANGE_CUES)
     if cues and (same_topic or (t_old & t_new and jac >= 0.15)):
