@@ -79,8 +79,11 @@ def is_quantity(token: str) -> bool:
     return any(v.lower() not in _CALENDAR for v in VALUE.findall(token))
 
 
+def _periods(text: str) -> set[str]:
+    return {" ".join(m.lower().split()) for m in PERIOD.findall(text or "")}
+
+
 def different_periods(old: str, new: str) -> bool:
     """Both statements name the period they are about, and not the same one ("last year" / "this year")."""
-    p_old = {" ".join(m.lower().split()) for m in PERIOD.findall(old or "")}
-    p_new = {" ".join(m.lower().split()) for m in PERIOD.findall(new or "")}
+    p_old, p_new = _periods(old), _periods(new)
     return bool(p_old and p_new and p_old != p_new)
