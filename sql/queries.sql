@@ -331,7 +331,7 @@ SELECT * FROM memvault.dedup_candidate_rows_v1(%s, %s::integer[], %s::bigint[], 
 
 -- dedup_vectors_since --
 -- app/write/mirror.py
-SELECT * FROM memvault.dedup_vectors_since_v1(%s, %s);
+SELECT * FROM memvault.dedup_vectors_since_v2(%s, %s);
 
 -- insert_blocks --
 -- app/write/pipeline.py

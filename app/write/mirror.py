@@ -14,11 +14,11 @@ another 0.16); the graph costs ~0.16 ms an item to add and ~0.13 to search at an
 scored again exactly from the mirror's own vectors, so a pair's cosine is the same either way; what can differ
 is a near block the graph misses (its recall at ``ef_search``).
 
-What it holds: every current chunk, memory and unit block of the vault (the kinds Dedup compares), loaded before
-each batch from the blocks above the last id it has seen (``dedup_vectors_since_v1``: the previous batch's
-blocks, and any other writer's). A block this import superseded leaves it (its row is zeroed and marked dead; the
-graph keeps the node and its answers skip it); a block it merged into takes a new row with the new vector and its
-old row dies. A block another writer merges into or supersedes meanwhile keeps its old vector here; the rows come
+What it holds: every current chunk, summary, memory and unit block of the vault (the kinds Dedup compares), in
+their layers, loaded before each batch from the blocks above the last id it has seen (``dedup_vectors_since_v2``:
+the previous batch's blocks, and any other writer's). A block this import superseded leaves it (its row is zeroed
+and marked dead; the graph keeps the node and its answers skip it); a block it merged into takes a new row with
+the new vector and its old row dies. A block another writer merges into or supersedes meanwhile keeps its old vector here; the rows come
 back from the table as they are now, so such a block is at worst a candidate ranked on its old vector (an HNSW scan
 is approximate too). ``spare`` extra pairs per item cover the blocks the database no longer counts as current.
 """
@@ -60,7 +60,7 @@ class MirrorConfig:
 
 
 class _Layer:
-    """One Dedup layer's vectors (chunks; or memories and units), unit rows; a dead row (a block no longer current,
+    """One Dedup layer's vectors (chunks; summaries; or memories and units), unit rows; a dead row (a block no longer current,
     or an old vector of a merged block) is zero (its score 0 is under any threshold) and ``alive`` False."""
 
     def __init__(self, dim: int) -> None:
@@ -135,7 +135,8 @@ class VectorMirror:
     def __init__(self, dim: int, config: MirrorConfig = MirrorConfig()) -> None:
         self.dim = dim
         self.config = config
-        self._layers = {True: _Layer(dim), False: _Layer(dim)}  # chunk layer, curated layer
+        # Dedup's layers, named as dedup_candidates_v3's p_layers (app/write/pipeline.py: _layer)
+        self._layers = {name: _Layer(dim) for name in ("chunk", "summary", "curated")}
         self._row: dict[int, tuple[_Layer, int]] = {}
         self.after = 0  # the highest block id loaded
 
@@ -153,8 +154,8 @@ class VectorMirror:
         rows = [r for r in await cur.fetchall() if int(r["id"]) not in self._row]
         if not rows:
             return 0
-        for chunk, layer in self._layers.items():
-            mine = [r for r in rows if bool(r["chunk"]) == chunk]
+        for name, layer in self._layers.items():
+            mine = [r for r in rows if r["layer"] == name]
             if mine:
                 layer.append(np.fromiter((r["id"] for r in mine), dtype=np.int64, count=len(mine)),
                              np.stack([_array(r["embedding"]) for r in mine]), self._row)
@@ -177,17 +178,18 @@ class VectorMirror:
             layer.append(np.asarray([block_id], dtype=np.int64),
                          np.asarray(vector, dtype=np.float32).reshape(1, -1), self._row)
 
-    def nearest(self, vectors: Sequence[np.ndarray], chunk: Sequence[bool], k: int,
+    def nearest(self, vectors: Sequence[np.ndarray], layers: Sequence[str], k: int,
                 min_cosine: float) -> tuple[list[int], list[int]]:
-        """(items, block ids): for each item (1-based), up to ``k`` nearest current blocks of its layer at or above
-        ``min_cosine`` (less the float slack), as parallel lists."""
+        """(items, block ids): for each item (1-based), up to ``k`` nearest current blocks of its layer (``layers``:
+        each item's, 'chunk', 'summary' or 'curated') at or above ``min_cosine`` (less the float slack), as parallel
+        lists."""
         items: list[int] = []
         ids: list[int] = []
         if not len(vectors):
             return items, ids
         q = np.asarray(np.stack(vectors), dtype=np.float32)
         q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        which_layer = np.asarray(chunk, dtype=bool)
+        which_layer = np.asarray(layers)
         floor = min_cosine - _SLACK
         for want, layer in self._layers.items():
             which = np.flatnonzero(which_layer == want)

@@ -299,8 +299,7 @@ class WriteTrack:
             query = Q.dedup_candidates
             params: tuple = (vault.id, vectors, digests, layers, k, self.dedup.config.min_cosine)
         else:
-            items, ids = mirror.nearest(vectors, [p.item.kind == "chunk" for p in passing], k + MIRROR_SPARE,
-                                        self.dedup.config.min_cosine)
+            items, ids = mirror.nearest(vectors, layers, k + MIRROR_SPARE, self.dedup.config.min_cosine)
             query = Q.dedup_candidate_rows
             params = (vault.id, items, ids, vectors, digests, layers, k, self.dedup.config.min_cosine)
         out: dict[int, list[CandidateRow]] = {}

@@ -134,17 +134,18 @@ CREATE OR REPLACE FUNCTION memvault.dedup_candidate_rows_v1(
      ORDER BY 1, 3 DESC, 2
 $$;
 
--- The current blocks Dedup compares with (chunks, memories, units) of a vault above a block id, with their
--- vectors: what the bulk path's in-memory copy of the vault adds before each batch (app/write/mirror.py).
-CREATE OR REPLACE FUNCTION memvault.dedup_vectors_since_v1(p_vault uuid, p_after bigint)
-    RETURNS TABLE (id bigint, chunk boolean, embedding vector)
+-- The current blocks Dedup compares with (chunks, summaries, memories, units) of a vault above a block id, with
+-- their Dedup layer (as dedup_candidates_v3 reads p_layers: 'chunk', 'summary', 'curated') and vectors: what the
+-- bulk path's in-memory copy of the vault adds before each batch (app/write/mirror.py).
+CREATE OR REPLACE FUNCTION memvault.dedup_vectors_since_v2(p_vault uuid, p_after bigint)
+    RETURNS TABLE (id bigint, layer text, embedding vector)
     LANGUAGE sql STABLE
     SET search_path = memvault, public, pg_catalog
     AS $$
-    SELECT b.id, b.kind = 'chunk', b.embedding
+    SELECT b.id, CASE WHEN b.kind IN ('chunk', 'summary') THEN b.kind ELSE 'curated' END, b.embedding
       FROM memvault.block b
      WHERE b.vault_id = p_vault AND b.id > p_after AND b.retracted_at IS NULL AND b.invalid_at IS NULL
-       AND b.kind IN ('chunk', 'memory', 'unit') AND b.embedding IS NOT NULL
+       AND b.kind IN ('chunk', 'summary', 'memory', 'unit') AND b.embedding IS NOT NULL
      ORDER BY b.id
 $$;
 

@@ -192,9 +192,18 @@ async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(se
     for it in memories(BEFORE + BATCH, T0):  # merges and supersessions among them
         await track.remember(vault, [it])
     await SessionTrack(services).append_turns(vault, "chat", [TurnIn("user", t, T0) for t in BEFORE + BATCH[:4]])
+    digests = ["We talked about her move to Lisbon, her work at Acme as a data engineer and the food she loves.",
+               "The talk was about planning the Kyoto trip: three nights in Gion, then a day in Nara."]
+
+    def summaries(texts: list[str]) -> list[WriteItem]:  # a session close's first item: its own Dedup layer
+        return [WriteItem(content=t, said_at=T0, source_kind="assistant", kind="summary", category="Topic",
+                          session_id=f"s{n}") for n, t in enumerate(texts)]
+
+    await track.remember(vault, summaries(digests))
     probe = WriteTrack(services, DedupConfig(min_cosine=min_cosine))
     items = memories(BATCH, T0 + timedelta(days=2)) + [
-        WriteItem(content=t, said_at=T0, kind="chunk", session_id="chat") for t in BEFORE + BATCH[:6]]
+        WriteItem(content=t, said_at=T0, kind="chunk", session_id="chat") for t in BEFORE + BATCH[:6]] + \
+        summaries([t.replace("The talk was", "It was").replace("We talked", "Talk") for t in digests])
     prepared = [p for p in probe.screen(items) if p.rejected is None]
     mirror = VectorMirror(services.embedder.dim, MirrorConfig(exact_below=exact_below))
     async with services.db.transaction(vault.id) as conn:
@@ -205,3 +214,6 @@ async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(se
         mirrored = await probe._candidate_rows(vault, prepared, conn, k, mirror)
     assert mirrored == scanned
     assert sum(len(rows) for rows in scanned.values()) > len(prepared)
+    layers = {(p.item.kind, r.kind) for n, p in enumerate(prepared) for r in scanned.get(n, [])}
+    assert ("summary", "summary") in layers  # summaries meet summaries, and only them
+    assert not {("summary", "unit"), ("summary", "memory"), ("summary", "chunk")} & layers

@@ -12,7 +12,7 @@ from app.write.mirror import MirrorConfig, VectorMirror
 def _mirror(vectors: np.ndarray, exact_below: int, extra: int = 8) -> VectorMirror:
     # ef_search above the layer's size: the graph's search visits every node it can reach (exact here).
     mirror = VectorMirror(vectors.shape[1], MirrorConfig(exact_below=exact_below, extra=extra, ef_search=512))
-    layer = mirror._layers[False]
+    layer = mirror._layers["curated"]
     layer.append(np.arange(1, len(vectors) + 1, dtype=np.int64), vectors, mirror._row)
     if layer.n >= exact_below:
         layer.index(mirror.config)
@@ -20,7 +20,7 @@ def _mirror(vectors: np.ndarray, exact_below: int, extra: int = 8) -> VectorMirr
 
 
 def _pairs(mirror: VectorMirror, queries: np.ndarray, k: int, floor: float) -> list[tuple[int, int]]:
-    items, ids = mirror.nearest(list(queries), [False] * len(queries), k, floor)
+    items, ids = mirror.nearest(list(queries), ["curated"] * len(queries), k, floor)
     return list(zip(items, ids, strict=True))
 
 
