@@ -21,14 +21,20 @@ import numpy as np
 
 from app.write.dedup import Candidate, DedupConfig
 
-CHUNK_KINDS = frozenset({"chunk"})
-SUMMARY_KINDS = frozenset({"summary"})
-CURATED_KINDS = frozenset({"memory", "unit"})
+# Dedup compares within a layer: raw chunks with chunks, session summaries with summaries, curated memories and
+# units together. The names are dedup_candidates_v3's p_layers and the vector mirror's (app/write/mirror.py).
+LAYERS: dict[str, frozenset[str]] = {"chunk": frozenset({"chunk"}), "summary": frozenset({"summary"}),
+                                     "curated": frozenset({"memory", "unit"})}
+
+
+def layer_of(kind: str) -> str:
+    """The Dedup layer of an item of ``kind``."""
+    return kind if kind in ("chunk", "summary") else "curated"
 
 
 def layer_kinds(kind: str) -> frozenset[str]:
-    """The kinds an item of ``kind`` is compared with (dedup_candidates_v3's layers)."""
-    return CHUNK_KINDS if kind == "chunk" else SUMMARY_KINDS if kind == "summary" else CURATED_KINDS
+    """The kinds an item of ``kind`` is compared with."""
+    return LAYERS[layer_of(kind)]
 
 
 @dataclass(frozen=True, slots=True)

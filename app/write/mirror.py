@@ -34,6 +34,7 @@ import numpy as np
 import psycopg
 
 from app.db.queries import Q
+from app.write.batch import LAYERS
 
 # Items per matrix product: 64 items x 100k blocks of float32 scores is 25 MB.
 _ITEMS_PER_PRODUCT = 64
@@ -135,8 +136,7 @@ class VectorMirror:
     def __init__(self, dim: int, config: MirrorConfig = MirrorConfig()) -> None:
         self.dim = dim
         self.config = config
-        # Dedup's layers, named as dedup_candidates_v3's p_layers (app/write/pipeline.py: _layer)
-        self._layers = {name: _Layer(dim) for name in ("chunk", "summary", "curated")}
+        self._layers = {name: _Layer(dim) for name in LAYERS}  # Dedup's layers (app/write/batch.py)
         self._row: dict[int, tuple[_Layer, int]] = {}
         self.after = 0  # the highest block id loaded
 

@@ -23,7 +23,7 @@ from app.db.queries import Q
 from app.errors import InvalidInput, PayloadTooLarge
 from app.services import Services
 from app.vaults import Vault
-from app.write.batch import BatchBlock, BatchDedup, CandidateRow
+from app.write.batch import BatchBlock, BatchDedup, CandidateRow, layer_of
 from app.write.dedup import Candidate, Dedup, DedupConfig, Verdict
 from app.write.fingerprint import content_hash, simhash
 from app.write.items import ItemResult, WriteItem
@@ -294,7 +294,7 @@ class WriteTrack:
         """Each item's nearest current blocks (k of them at most) and exact-hash hits, by position in ``passing``."""
         # %b: the vectors travel in binary (500 of 512-d: 9 ms; as text, psycopg formats them in 430 ms).
         vectors = [p.embedding for p in passing]
-        digests, layers = [p.digest for p in passing], [_layer(p.item.kind) for p in passing]
+        digests, layers = [p.digest for p in passing], [layer_of(p.item.kind) for p in passing]
         if mirror is None:
             query = Q.dedup_candidates
             params: tuple = (vault.id, vectors, digests, layers, k, self.dedup.config.min_cosine)
@@ -347,8 +347,3 @@ class WriteTrack:
                            (vault.id, [p.block_id for p in creating], json.dumps(rows, default=str),
                             [p.embedding for p in creating]))
 
-
-def _layer(kind: str) -> str:
-    """Dedup compares within a layer: raw chunks with chunks, session summaries with summaries, curated memories
-    and units together."""
-    return kind if kind in ("chunk", "summary") else "curated"
