@@ -6,11 +6,11 @@ gate, one embedding call, one candidate query, Dedup in order (app/write/batch.p
 graph job (built later by the worker, as for any write). While a batch is decided and written, the next one is
 screened (normalized, gated, embedded) in a worker thread: the embedder and PostgreSQL then work at the same time.
 Dedup's nearest blocks come from an in-memory copy of the vault's vectors (app/write/mirror.py: one exact matrix
-product per batch below 20,000 blocks, an HNSW graph above), not from the database's scan. So the import needs no HNSW index: a vault without
-one gets it once, after the import (what the worker's job would do within a minute; a worker running meanwhile
-builds it when the vault crosses its size, and the inserts after that maintain it); a vault that has one keeps
-it. ``progress`` is called after each committed batch with the
-number of memories or turns it held (``tqdm``'s ``update`` fits).
+product per batch below 20,000 blocks, an HNSW graph above), not from the database's scan. So the import needs no
+HNSW index: a vault without one gets it once, after the import (what the worker's job would do within a minute;
+a worker running meanwhile builds it when the vault crosses its size, and the inserts after that maintain it); a
+vault that has one keeps it. ``progress`` is called after each committed batch with the number of memories or
+turns it held (``tqdm``'s ``update`` fits).
 
 With ``close``, each session's close decides its units through the same mirror, on the close's transaction
 (the database's probe scanned the whole vault exactly for every close: the import has no HNSW index yet).
@@ -47,7 +47,7 @@ class BulkConfig:
     # ~45k tokens and one candidate query; larger batches hold a transaction (and its locks) longer for little.
     batch_items: int = 256
     build_ann_index: bool = True
-    # Dedup's nearest blocks from an in-memory copy of the vault's vectors, one exact matrix product per batch,
+    # Dedup's nearest blocks from an in-memory copy of the vault's vectors (exact below a size, a graph above),
     # instead of the database's scan (app/write/mirror.py); False: the database's, as an API call.
     vector_mirror: bool = True
     mirror: MirrorConfig = MirrorConfig()  # how the mirror searches (exact below a size, an HNSW graph above)
