@@ -353,10 +353,11 @@ CREATE OR REPLACE FUNCTION memvault._learned_at_v1(b memvault.block)
 $$;
 
 -- Tiering: where each current memory of the current vault belongs now, by recency (the later of when the vault
--- learned what it says, _learned_at_v1, and when it was last recalled), access and confidence: hot < p_hot_days, warm < p_warm_days, cold < p_cold_days,
--- else frozen. In active use (recalled within p_warm_days, or more upvotes than downvotes) it is never below warm;
--- confidence >= p_keep_confidence never below cold. Returns only the memories whose tier changes, with the text a
--- downward move compresses (the content; a digest already made for a colder tier is never undone).
+-- learned what it says, _learned_at_v1, and when it was last recalled), access and confidence: hot < p_hot_days,
+-- warm < p_warm_days, cold < p_cold_days, else frozen. In active use (recalled within p_warm_days, or more upvotes
+-- than downvotes) it is never below warm; confidence >= p_keep_confidence never below cold. Returns only the
+-- memories whose tier changes, with the text a downward move compresses (the content; a digest already made for a
+-- colder tier is never undone).
 CREATE OR REPLACE FUNCTION memvault.tier_plan_v1(p_now timestamptz DEFAULT now(), p_hot_days double precision DEFAULT 7,
                                                  p_warm_days double precision DEFAULT 30,
                                                  p_cold_days double precision DEFAULT 180,
@@ -417,8 +418,9 @@ END
 $$;
 
 -- Closed-loop prune: memories people marked wrong (at least p_min_down downvotes, more than upvotes) that nobody
--- recalled for p_idle_days (counted from their last recall, or from when the vault learned them) are retracted (transaction time ends; history and sources stay). A memory in active use
--- (recalled within p_idle_days, or upvoted as much) is never pruned. p_dry_run only lists them.
+-- recalled for p_idle_days (counted from their last recall, or from when the vault learned them) are retracted
+-- (transaction time ends; history and sources stay). A memory in active use (recalled within p_idle_days, or
+-- upvoted as much) is never pruned. p_dry_run only lists them.
 CREATE OR REPLACE FUNCTION memvault.prune_rejected_v1(p_now timestamptz DEFAULT now(), p_min_down integer DEFAULT 2,
                                                       p_idle_days double precision DEFAULT 30,
                                                       p_dry_run boolean DEFAULT false)

@@ -13,10 +13,8 @@
 
 -- v3 of the scan and v2 of value_tokens take the value pattern as a parameter: the one list of what a value is
 -- (numbers, number and frequency words, dates, weekdays, months, Chinese numerals) is app/models/tasks/values.py,
--- which the write track's unit extraction, the offline judge and the read track's CurrentFirst also read.
-DROP FUNCTION IF EXISTS memvault.dream_conflict_scan_v2(bigint, text[], timestamptz, text[], double precision,
-                                                        double precision, integer, integer, integer, integer);
-DROP FUNCTION IF EXISTS memvault.value_tokens_v1(text);
+-- which the write track's unit extraction, the offline judge and the read track's CurrentFirst also read (v2 and
+-- value_tokens_v1 are dropped by migration 0025).
 
 -- The values a statement carries (matches of p_pattern, a regular expression both Python and PostgreSQL read
 -- alike, without regard to case), lower-cased and sorted; none for a NULL pattern. Inlinable (no SET).

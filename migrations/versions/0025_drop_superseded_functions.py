@@ -1,6 +1,7 @@
-"""Drop dedup_vectors_since_v1, replaced by dedup_vectors_since_v2 (see the file).
+"""Drop dedup_vectors_since_v1, dream_conflict_scan_v2 and value_tokens_v1: newer versions replaced them (see the
+file).
 
-The statements live in sql/incremental/025-drop-dedup-vectors-since-v1.sql.
+The statements live in sql/incremental/025-drop-superseded-functions.sql.
 
 Revision ID: 0025
 Revises: 0024
@@ -19,7 +20,7 @@ depends_on = None
 
 def upgrade() -> None:
     conn = op.get_bind()
-    apply_incremental(conn, "025-drop-dedup-vectors-since-v1.sql")
+    apply_incremental(conn, "025-drop-superseded-functions.sql")
 
 
 def downgrade() -> None:
