@@ -380,7 +380,8 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
     tenths = marks.tenths(n)
     made = {r.block_id: r.index for r in results if r.decision in ("CREATE", "SUPERSEDE")}
     per_item = [[r.decision, made.get(r.related_block_id if r.decision != "CREATE" else None)] for r in results]
-    return {"path": "bulk memories", "per_item": per_item, "mirror": _mirror_note(mirror), "memories": n, "batch": batch, "wall_s": round(wall_s, 1),
+    return {"path": "bulk memories", "per_item": per_item, "mirror": _mirror_note(bulk.config.mirror),
+            "memories": n, "batch": batch, "wall_s": round(wall_s, 1),
             "memories_per_s": round(n / wall_s, 1) if wall_s else 0.0, "per_s_by_tenth": tenths,
             "after_last_batch_s": round(wall_s - marks.marks[-1][1], 1),
             "stage_ms_per_memory": {st: round(clock.seconds[st] * 1000 / n, 3) for st in STAGES
@@ -392,14 +393,12 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
 
 def _bulk_config(batch: int, mirror: Any) -> Any:
     from app.write.bulk import BulkConfig
-
-    return BulkConfig(batch_items=batch) if mirror is None else BulkConfig(batch_items=batch, mirror=mirror)
-
-
-def _mirror_note(mirror: Any) -> str:
     from app.write.mirror import MirrorConfig
 
-    m = mirror or MirrorConfig()
+    return BulkConfig(batch_items=batch, mirror=mirror or MirrorConfig())
+
+
+def _mirror_note(m: Any) -> str:
     return (f"exact below {m.exact_below:,} blocks a layer, HNSW graph above (M {m.m}, ef_construction "
             f"{m.ef_construction}, ef_search {m.ef_search})")
 
