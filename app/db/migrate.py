@@ -3,9 +3,10 @@
 Two kinds of SQL file (STYLE.md): ``sql/incremental/NNN-slug.sql`` run once by the revision that introduces
 them and never edited (their hashes are checked by a test), and ``sql/idempotent/NNN-area.sql``
 (``CREATE OR REPLACE`` functions), applied once when an upgrade reaches head (pgai's rule), after every table
-exists, so their bodies are checked at creation. A revision runs its incremental file only: it does not apply the
-functions, and calls none (what needs them runs at head: :data:`AT_HEAD`); the one exception is a run-once file
-that itself uses a function (:func:`apply_functions_first`). Migrating is ``memvault migrate``
+exists, so their bodies are checked at creation. A revision runs its incremental files only: it never applies the
+idempotent layer, which names objects of later revisions (grants to the role of 0023), and calls no function (what
+needs them runs at head: :data:`AT_HEAD`); a run-once file whose view needs a function ships a frozen copy of it in
+a run-once file of its own (018-psql-view-functions.sql). Migrating is ``memvault migrate``
 (:func:`upgrade`); the files are package data (app/db/resources.py).
 """
 
@@ -55,15 +56,6 @@ def apply_incremental(connection, name: str) -> None:
 def apply_idempotent(connection) -> None:
     for path in idempotent_paths():
         run_sql_file(connection, path)
-
-
-def apply_functions_first(connection) -> None:
-    """For a revision whose run-once file uses a function (a view over ``weibull_decay_v1``): the functions before
-    it, bodies unchecked (tables of later revisions may not exist yet); head applies them again, checked. Any
-    other revision applies its incremental file only."""
-    run_sql(connection, "SET LOCAL check_function_bodies = off")
-    apply_idempotent(connection)
-    run_sql(connection, "RESET check_function_bodies")
 
 
 # Steps that need the functions, run after them at every upgrade to head (each is idempotent): next months' log

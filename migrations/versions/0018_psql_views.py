@@ -1,8 +1,9 @@
 """Views for ad-hoc work in psql, under row-level security (security_invoker): memvault.memories (with
 provenance), memvault.entity_graph, memvault.memory_health; memvault.facts_as_of_v1 beside them.
 
-The statements live in sql/incremental/018-psql-views.sql; its views use scoring functions,
-so those are applied first (unchecked), and again at head.
+The statements live in sql/incremental/018-psql-views.sql; the two scoring functions its memory_health view reads
+come first, frozen in sql/incremental/018-psql-view-functions.sql (head replaces them with the current bodies). No
+idempotent file is applied mid-chain: those files name objects of later revisions (the service role of 0023).
 
 Revision ID: 0018
 Revises: 0017
@@ -11,7 +12,7 @@ Create Date: 2026-11-25
 
 from alembic import op
 
-from app.db.migrate import apply_functions_first, apply_incremental
+from app.db.migrate import apply_incremental
 
 revision = "0018"
 down_revision = "0017"
@@ -21,7 +22,7 @@ depends_on = None
 
 def upgrade() -> None:
     conn = op.get_bind()
-    apply_functions_first(conn)  # the memory_health view reads weibull_decay_v1
+    apply_incremental(conn, "018-psql-view-functions.sql")  # the memory_health view reads weibull_decay_v1
     apply_incremental(conn, "018-psql-views.sql")
 
 

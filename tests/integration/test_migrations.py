@@ -90,10 +90,6 @@ def test_no_revision_applies_or_calls_the_functions() -> None:
     offenders = [p.name for p in sorted((MIGRATIONS_DIR / "versions").glob("*.py"))
                  if "apply_idempotent" in p.read_text() or "memvault." in p.read_text().split('"""', 2)[-1]]
     assert offenders == []
-    # the one kind of exception: a run-once file that uses a function (its views), applied first, unchecked
-    first = [p.name for p in sorted((MIGRATIONS_DIR / "versions").glob("*.py"))
-             if "apply_functions_first" in p.read_text()]
-    assert first == ["0018_psql_views.py"]
 
 
 def test_upgrade_at_head_reapplies_the_idempotent_functions(db_url: str) -> None:
