@@ -101,6 +101,35 @@ def service_db_url(db_url: str, test_settings: Settings) -> str:
 
 
 @pytest.fixture
+def fresh_cluster(test_settings: Settings, server_url: str, tmp_path) -> Iterator[dict[str, str]]:
+    """A brand-new embedded cluster, as a user's first `memvault db up` makes it: its own data directory, port and
+    pgdata (initdb'd here, so no role or database of any earlier run exists in it), the shared server's cached root
+    filesystem reused (MEMVAULT_ROOTFS_DIR) so that nothing is downloaded. Yields the environment of a ``memvault``
+    process on it (offline models, no MEMVAULT_DATABASE_URL: the embedded path, as `make serve` takes it); the
+    cluster is stopped and its directory removed afterwards."""
+    import shutil
+
+    from app.db.provision import server_status, stop_server
+
+    if test_settings.database_url:
+        pytest.skip("MEMVAULT_DATABASE_URL is set: no embedded cluster to start a brand-new one beside")
+    rootfs = server_status(test_settings).rootfs
+    env = {k: v for k, v in cli_env("").items() if k != "MEMVAULT_DATABASE_URL"}
+    env.update(MEMVAULT_DATA_DIR=str(tmp_path / "data"), MEMVAULT_DB_PORT="0")
+    if rootfs is not None:
+        env["MEMVAULT_ROOTFS_DIR"] = str(rootfs)
+    settings = test_settings.model_copy(update={"data_dir": tmp_path / "data", "db_port": 0, "rootfs_dir": rootfs})
+    try:
+        yield env
+    finally:
+        status = server_status(settings)
+        if status.running:
+            stop_server(settings)
+        if status.rootfs is not None and status.pgdata is not None:  # its directory inside the shared rootfs
+            shutil.rmtree(status.pgdata.parent, ignore_errors=True)  # (a host-mode one lives in tmp_path)
+
+
+@pytest.fixture
 def empty_db_url(server_url: str) -> Iterator[str]:
     """An empty database (no schema), for migration tests."""
     name = f"mv_empty_{uuid.uuid4().hex[:12]}"
