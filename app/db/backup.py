@@ -24,14 +24,13 @@ from app.settings import Settings
 def client(settings: Settings, program: str) -> tuple[list[str], dict[str, str] | None]:
     """argv prefix and environment to run a PostgreSQL client program (``pg_dump``, ``pg_restore``)."""
     if not settings.database_url:
-        from app.db.cluster import DEBIAN_BINDIR, find_host_postgres
+        from app.db.cluster import client_argv, find_host_postgres
         from app.db.provision import server_status
         from app.db.rootfs import chroot_env
 
         status = server_status(settings)
-        if status.mode == "chroot" and status.rootfs is not None:
-            return [shutil.which("chroot") or "/usr/sbin/chroot", str(status.rootfs),
-                    f"{DEBIAN_BINDIR}/{program}"], chroot_env()
+        if (argv := client_argv(status.mode, status.rootfs, program)) is not None:
+            return argv, chroot_env()
         if (bindir := find_host_postgres()) is not None:
             return [str(Path(bindir) / program)], None
     found = shutil.which(program)

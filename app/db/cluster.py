@@ -1,7 +1,8 @@
 """One private PostgreSQL 17 cluster on 127.0.0.1: where it runs, initdb, configuration, start, stop.
 
 A :class:`Runtime` says how to run the server's programs: inside the trixie root filesystem through ``chroot``
-as its ``postgres`` user, or directly with a PostgreSQL 17 installed on the host. Paths the server sees (its
+as its ``postgres`` user (root), inside an unpacked one through a user namespace that maps the invoking user to
+the tree's ``postgres`` user (no root: mode "userns"), or directly with a PostgreSQL 17 installed on the host. Paths the server sees (its
 data directory, socket directory, log) are "inner" paths; ``Runtime.host`` maps them to paths on this machine.
 
 Authentication is ``trust`` for connections from 127.0.0.1 (and the socket inside the cluster's directory):
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.db.proclog import CommandLog
-from app.db.rootfs import chroot_env
+from app.db.rootfs import chroot_env, userns_prefix
 from app.errors import ProvisionError
 
 PG_MAJOR = "17"
@@ -44,10 +45,10 @@ _CONF_NAME = "memvault.conf"
 
 @dataclass(frozen=True)
 class Runtime:
-    mode: str  # "chroot" or "host"
+    mode: str  # "chroot", "userns" or "host"
     bindir: str  # as the server sees it
     cluster_dir: str  # as the server sees it; holds pgdata/, run/ (sockets), log/
-    root: Path | None = None  # the root filesystem, in mode "chroot"
+    root: Path | None = None  # the root filesystem, in modes "chroot" and "userns"
     uid: int | None = None  # the server's user; None: the current user
     gid: int | None = None
 
@@ -71,14 +72,16 @@ class Runtime:
         if self.mode == "chroot":
             chroot = shutil.which("chroot") or "/usr/sbin/chroot"
             return [chroot, f"--userspec={self.uid}:{self.gid}", str(self.root), f"{self.bindir}/{name}"]
+        if self.mode == "userns" and self.root is not None:
+            return [*userns_prefix(self.root), f"{self.bindir}/{name}"]
         return [f"{self.bindir}/{name}"]
 
     def run(
         self, log: CommandLog, argv: list[str], *, what: str, hint: str, new_session: bool = False
     ) -> None:
         """Run the server program ``argv[0]`` (with its arguments) as the server's user."""
-        if self.mode == "chroot":
-            env, user, group = chroot_env(home="/var/lib/postgresql"), None, None  # chroot switches user
+        if self.mode in ("chroot", "userns"):  # chroot switches user; the namespace maps this one to postgres
+            env, user, group = chroot_env(home="/var/lib/postgresql"), None, None
         else:
             env, user, group = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8"), self.uid, self.gid
         argv = [*self.program(argv[0]), *argv[1:]]
@@ -88,6 +91,20 @@ class Runtime:
 def chroot_runtime(root: Path, cluster_dir: str) -> Runtime:
     uid, gid = _passwd_ids(root / "etc/passwd", "postgres")
     return Runtime("chroot", DEBIAN_BINDIR, cluster_dir, root=root, uid=uid, gid=gid)
+
+
+def client_argv(mode: str | None, root: Path | None, program: str) -> list[str] | None:
+    """argv prefix that runs the client ``program`` (psql, pg_dump, pg_restore) of the embedded cluster's root
+    filesystem, for a host without PostgreSQL 17 clients; None when the cluster has no root filesystem."""
+    if root is None or mode not in ("chroot", "userns"):
+        return None
+    if mode == "userns":
+        return [*userns_prefix(root), f"{DEBIAN_BINDIR}/{program}"]
+    return [shutil.which("chroot") or "/usr/sbin/chroot", str(root), f"{DEBIAN_BINDIR}/{program}"]
+
+
+def userns_runtime(root: Path, cluster_dir: str) -> Runtime:
+    return Runtime("userns", DEBIAN_BINDIR, cluster_dir, root=root)
 
 
 def host_runtime(bindir: str, cluster_dir: str) -> Runtime:

@@ -108,16 +108,17 @@ def _psql(args: argparse.Namespace) -> int:
     if client:
         argv = [client, url, *extra]
     else:  # no client on the host: the one inside the root filesystem
-        from app.db.cluster import DEBIAN_BINDIR
+        from app.db.cluster import client_argv
         from app.db.rootfs import chroot_env
 
-        root = server_status(settings).rootfs
-        if root is None:
+        status = server_status(settings)
+        inside = client_argv(status.mode, status.rootfs, "psql")
+        if inside is None:
             print("memvault: psql is not installed; install the PostgreSQL client (psql)", file=sys.stderr)
             return 1
         os.environ.clear()
         os.environ.update(chroot_env())
-        argv = ["chroot", str(root), f"{DEBIAN_BINDIR}/psql", url, *extra]
+        argv = [*inside, url, *extra]
     sys.stdout.flush()
     os.execvp(argv[0], argv)
     return 1  # not reached

@@ -2,7 +2,9 @@
 
 1. ``MEMVAULT_DATABASE_URL`` is set: that server is used as it is (only checked for both extensions).
 2. Otherwise the embedded cluster under ``settings.data_dir``: run by a PostgreSQL 17 on the host if it has
-   both extensions, else (Linux, root) inside a cached Debian trixie root filesystem through ``chroot``.
+   both extensions, else (Linux) inside a cached Debian trixie root filesystem: built by debootstrap and entered
+   through ``chroot`` as root, or unpacked from the packages and entered through a user namespace without root
+   (app/db/rootfs.py).
 3. Neither: a :class:`ProvisionError` that says which of the two to provide.
 
 Layout of the data directory::
@@ -30,15 +32,16 @@ from pathlib import Path
 
 from app.db import cluster
 from app.db.proclog import CommandLog, Progress, file_lock, quiet
-from app.db.rootfs import ensure_rootfs, postgres_packages
+from app.db.rootfs import ensure_rootfs, postgres_packages, read_marker
 from app.errors import DatabaseUnavailable, MissingExtension, ProvisionError
 from app.settings import Settings
 
 REQUIRED_EXTENSIONS = {"vector": (0, 8), "age": (1, 5)}
 _NEITHER_HINT = (
     "either set MEMVAULT_DATABASE_URL to a PostgreSQL 17 server with pgvector >= 0.8 and AGE 1.5 "
-    "(for example the image in docker/), or run `memvault db up` as root on Linux (it builds the server in a "
-    "Debian trixie root filesystem), or install postgresql-17, pgvector and age (Apache AGE) on this machine"
+    "(for example the image in docker/), or run `memvault db up` on Linux (it builds the server in a "
+    "Debian trixie root filesystem, with or without root), or install postgresql-17, pgvector and age (Apache "
+    "AGE) on this machine"
 )
 _SQL_EXTENSIONS = (
     "SELECT a.name, coalesce(e.extversion, a.default_version) FROM pg_available_extensions a "
@@ -51,7 +54,7 @@ _SQL_HAS_DATABASE = "SELECT 1 FROM pg_database WHERE datname = %s"
 class ServerInfo:
     url: str
     embedded: bool
-    mode: str  # "external", "chroot" or "host"
+    mode: str  # "external", "chroot", "userns" or "host"
     version: str  # server version, e.g. "17.6"
     extensions: dict[str, str]  # name -> version (installed in the database, else the available default)
     started: bool = False  # this call started the server
@@ -67,7 +70,7 @@ class Status:
     extensions: dict[str, str] = field(default_factory=dict)
     pid: int | None = None
     pgdata: Path | None = None  # on this machine
-    rootfs: Path | None = None  # the trixie root filesystem (mode "chroot")
+    rootfs: Path | None = None  # the trixie root filesystem (modes "chroot" and "userns")
     note: str = ""
 
 
@@ -278,37 +281,38 @@ def _runtime(
         steps.begin("packages")
         steps.done("from the host")
         return cluster.host_runtime(host_bindir, str(data_dir / "cluster"))
-    if state.get("mode") == "chroot" and os.geteuid() != 0:
+    rootless = os.geteuid() != 0
+    if state.get("mode") == "chroot" and rootless:
         raise ProvisionError(
-            f"the embedded cluster in {data_dir} runs inside a root filesystem through chroot, "
-            "which needs root",
-            hint="run `sudo memvault db up`, or set MEMVAULT_DATABASE_URL",
+            f"the embedded cluster in {data_dir} was set up by root and runs through chroot, which needs root",
+            hint="run `sudo memvault db up`, or point MEMVAULT_DATA_DIR at a directory of your own (a cluster "
+            "of yours is then set up there without root), or set MEMVAULT_DATABASE_URL",
         )
-    if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        reason = (
-            "this is not Linux" if not sys.platform.startswith("linux") else "memvault is not running as root"
-        )
+    if not sys.platform.startswith("linux"):
         raise ProvisionError(
-            f"no PostgreSQL 17 with pgvector and AGE was found, and the embedded one cannot be "
-            f"built here: {reason}",
+            "no PostgreSQL 17 with pgvector and AGE was found, and the embedded one is built on Linux only",
             hint=_NEITHER_HINT,
         )
     root = Path(state["rootfs"]) if state.get("rootfs") else (settings.rootfs_dir or data_dir / "rootfs")
     root = root.expanduser().absolute()
-    done = ensure_rootfs(root, mirror=settings.debian_mirror, log=log, progress=steps.say)
-    steps.done(done)
+    done = ensure_rootfs(root, mirror=settings.debian_mirror, log=log, progress=steps.say, unpacked=rootless)
+    steps.done(done + (" (without root: unpacked, run in a user namespace)" if rootless else ""))
     steps.begin("packages")
     steps.done(", ".join(f"{name} {ver}" for name, ver in _dpkg_versions(root, postgres_packages()).items()))
     own = root == (data_dir / "rootfs").absolute()
     cluster_dir = (
         "/srv/memvault" if own else f"/srv/memvault/clusters/{hashlib.sha1(bytes(data_dir)).hexdigest()[:12]}"
     )
+    if rootless:
+        return cluster.userns_runtime(root, state.get("cluster_dir") or cluster_dir)
     return cluster.chroot_runtime(root, state.get("cluster_dir") or cluster_dir)
 
 
 def _runtime_from_state(state: dict) -> cluster.Runtime:
     if state.get("mode") == "host":
         return cluster.host_runtime(state["bindir"], state["cluster_dir"])
+    if state.get("mode") == "userns":
+        return cluster.userns_runtime(Path(state["rootfs"]), state["cluster_dir"])
     root = Path(state["rootfs"])
     if not (root / "etc/passwd").exists():  # the root filesystem is gone: paths only, nothing can run
         return cluster.Runtime("chroot", cluster.DEBIAN_BINDIR, state["cluster_dir"], root=root)
@@ -412,8 +416,9 @@ def _inspect(url: str, *, external: bool = False) -> tuple[str, dict[str, str]]:
 
 
 def _dpkg_versions(root: Path, packages: tuple[str, ...]) -> dict[str, str]:
-    versions: dict[str, str] = {}
-    for block in (root / "var/lib/dpkg/status").read_text(encoding="utf-8").split("\n\n"):
+    versions: dict[str, str] = dict((read_marker(root) or {}).get("versions", {}))  # an unpacked tree's
+    status = root / "var/lib/dpkg/status"
+    for block in (status.read_text(encoding="utf-8") if status.exists() else "").split("\n\n"):
         fields = dict(re.findall(r"^(Package|Version): (.+)$", block, re.MULTILINE))
         if fields.get("Package") in packages and "Version" in fields:
             versions[fields["Package"]] = fields["Version"]

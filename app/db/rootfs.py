@@ -1,8 +1,16 @@
 """A cached Debian trixie root filesystem with PostgreSQL 17, pgvector and AGE (DESIGN.md section 2).
 
-Built with ``debootstrap --variant=minbase`` into a temporary directory beside the target, the packages of
-``postgres-packages.txt`` installed into it, then renamed into place: an interrupted build never leaves a half
-root filesystem that a later run would take as cached. A marker file inside records what was installed.
+Two ways to build it, each into a temporary directory beside the target, renamed into place when complete (an
+interrupted build never leaves a half root filesystem that a later run would take as cached); a marker file inside
+records what was installed and how:
+
+- as root: ``debootstrap --variant=minbase``, then ``apt-get install`` of ``postgres-packages.txt`` inside it
+  through ``chroot`` (the server then runs through ``chroot`` as the tree's ``postgres`` user);
+- without root ("unpacked"): the host's ``apt-get`` resolves and downloads the same packages and their
+  dependencies as an ordinary user (a private apt directory, an empty package database, the archive signatures
+  checked against the host's Debian keyring), and ``dpkg-deb -x`` unpacks each into the tree. No maintainer script
+  runs: the tree gets the two users it needs written by hand. The server then runs in a user namespace
+  (``unshare``) that maps the user to the tree's ``postgres`` user and chroots into the tree: no sudo, no daemon.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from app.errors import ProvisionError
 
 SUITE = "trixie"
 MARKER = ".memvault-rootfs.json"
+UNPACKED_EXTRA = ("dash",)  # pg_ctl and initdb start the server through /bin/sh; debootstrap would bring it
+UNPACKED_UID = 999  # the tree's postgres user, which the user namespace maps the invoking user to
 MIN_FREE_BYTES = 1024**3  # peak use of a build: ~850 MB (debootstrap + downloaded .debs), ~560 MB after
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 CHROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -55,17 +65,30 @@ def read_marker(root: Path) -> dict | None:
         return None
 
 
-def ensure_rootfs(root: Path, *, mirror: str, log: CommandLog, progress: Progress = quiet) -> str:
-    """Make sure ``root`` holds trixie with the server packages; return what was done, for progress."""
+def ensure_rootfs(
+    root: Path, *, mirror: str, log: CommandLog, progress: Progress = quiet, unpacked: bool = False
+) -> str:
+    """Make sure ``root`` holds trixie with the server packages; return what was done, for progress.
+    ``unpacked``: build it without root (see the module's docstring)."""
     packages = postgres_packages()
     with file_lock(root.parent / f".{root.name}.lock", progress):
         marker = read_marker(root)
         if marker is not None:
+            if unpacked and marker.get("how") != "unpacked":
+                raise ProvisionError(
+                    f"{root} was built as root (debootstrap) and cannot run a server without root",
+                    hint="unset MEMVAULT_ROOTFS_DIR (memvault then unpacks a tree of your own in the data "
+                    "directory), or run as root",
+                )
             missing = [p for p in packages if p not in marker.get("packages", [])]
             if not missing:
                 return f"cached ({root})"
-            _install(root, missing, log)  # the shared list grew since the build: add to the cached tree
-            _write_marker(root, sorted({*marker.get("packages", []), *missing}), mirror)
+            # the shared list grew since the build: add to the cached tree
+            versions = _unpack(root, missing, mirror, log) if unpacked else {}
+            if not unpacked:
+                _install(root, missing, log)
+            _write_marker(root, sorted({*marker.get("packages", []), *missing}), mirror,
+                          how=marker.get("how", "debootstrap"), versions={**marker.get("versions", {}), **versions})
             return f"cached ({root}), added {', '.join(missing)}"
         if root.exists():
             raise ProvisionError(
@@ -75,11 +98,17 @@ def ensure_rootfs(root: Path, *, mirror: str, log: CommandLog, progress: Progres
             )
         _remove_partial_builds(root)
         _check_free_space(root.parent)
-        debootstrap = _debootstrap(log, progress)
+        debootstrap = None if unpacked else _debootstrap(log, progress)
         tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.build-", dir=root.parent))
         tmp.chmod(0o755)  # mkdtemp makes 0700; inside the chroot this is "/" and postgres must traverse it
         try:
-            _build(tmp, debootstrap=debootstrap, mirror=mirror, packages=packages, log=log, progress=progress)
+            if debootstrap is None:
+                progress(f"apt-get download (as {_user()}) and dpkg-deb -x of {' '.join(packages)} ...")
+                versions = _unpack(tmp, list(packages), mirror, log)
+                _write_marker(tmp, list(packages), mirror, how="unpacked", versions=versions)
+            else:
+                _build(tmp, debootstrap=debootstrap, mirror=mirror, packages=packages, log=log,
+                       progress=progress)
         except BaseException:
             _remove_partial_builds(root)  # the next run would, too; free the space now
             raise
@@ -144,11 +173,114 @@ def _install(root: Path, packages: list[str], log: CommandLog) -> None:
     )
 
 
-def _write_marker(root: Path, packages: list[str], mirror: str) -> None:
+def _unpack(root: Path, packages: list[str], mirror: str, log: CommandLog) -> dict[str, str]:
+    """Without root: download ``packages`` and everything they depend on with the host's apt-get into a private
+    apt directory beside the tree, and unpack each into ``root``. Returns {package: version} of what was
+    unpacked. The downloaded archives are deleted afterwards; the package lists are kept for the next run."""
+    problems = unpacked_problems()
+    if problems:
+        raise ProvisionError("the server cannot be set up without root here: " + "; ".join(problems),
+                             hint=_UNPACKED_HINT)
+    apt = root.parent / ".apt"
+    for sub in ("etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/sources.list.d",
+                "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/lib/dpkg"):
+        (apt / sub).mkdir(parents=True, exist_ok=True)
+    (apt / "var/lib/dpkg/status").write_text("")  # nothing installed: apt resolves the whole closure
+    (apt / "etc/apt/sources.list").write_text(f"deb [signed-by={KEYRING}] {mirror} {SUITE} main\n")
+    for old in (apt / "var/cache/apt/archives").glob("*.deb"):
+        old.unlink()
+    opts = [
+        "-o", f"Dir={apt}", "-o", f"Dir::State::status={apt}/var/lib/dpkg/status", "-o", "Debug::NoLocking=1",
+        "-o", "Dir::Etc::trusted=/etc/apt/trusted.gpg", "-o", "Dir::Etc::trustedparts=/etc/apt/trusted.gpg.d",
+        *_APT_OPTS[:4],
+    ]
+    hint = f"check network access to {mirror} (MEMVAULT_DEBIAN_MIRROR selects another mirror), then run again"
+    apt_get = shutil.which("apt-get") or "apt-get"
+    log.run([apt_get, *opts, "-qq", "update"], what="apt-get update (trixie package lists)", hint=hint)
+    log.run([apt_get, *opts, "-y", "-qq", "--no-install-recommends", "install", "--download-only",
+             *packages, *UNPACKED_EXTRA], what=f"apt-get download {' '.join(packages)}", hint=hint)
+    for sub in ("bin", "lib", "lib64", "sbin"):  # trixie is merged-/usr: what debootstrap would have made
+        (root / "usr" / sub).mkdir(parents=True, exist_ok=True)
+        if not (root / sub).exists():
+            (root / sub).symlink_to(f"usr/{sub}")
+    versions = {}
+    debs = sorted((apt / "var/cache/apt/archives").glob("*.deb"))
+    for deb in debs:
+        log.run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}", hint="see the log")
+        name, version = deb.name.split("_")[:2]
+        versions[name] = version.replace("%3a", ":")
+        deb.unlink()
+    for sub in ("etc", "tmp", "dev", "var/lib/postgresql", "srv"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "tmp").chmod(0o1777)
+    passwd, group = root / "etc/passwd", root / "etc/group"
+    passwd.write_text(f"root:x:0:0:root:/root:/bin/sh\n"
+                      f"postgres:x:{UNPACKED_UID}:{UNPACKED_UID}:PostgreSQL:/var/lib/postgresql:/bin/sh\n")
+    group.write_text(f"root:x:0:\npostgres:x:{UNPACKED_UID}:\n")
+    log.note(f"unpacked {len(debs)} packages into {root}")
+    return versions
+
+
+_UNPACKED_HINT = (
+    "set MEMVAULT_DATABASE_URL to a PostgreSQL 17 server with pgvector >= 0.8 and AGE 1.5 (`memvault db up` then "
+    "creates the database), use the image in docker/, or run `memvault db up` once as root"
+)
+
+
+def unpacked_problems() -> list[str]:
+    """What this machine lacks to build and run the server without root (empty: nothing). Cheap: checked before
+    any download."""
+    problems = []
+    for program, package in (("apt-get", "apt"), ("dpkg-deb", "dpkg"), ("unshare", "util-linux")):
+        if shutil.which(program) is None:
+            problems.append(f"{program} is not installed (Debian/Ubuntu package {package})")
+    if not KEYRING.exists():
+        problems.append(f"{KEYRING} is missing (package debian-archive-keyring)")
+    if shutil.which("unshare") is not None:
+        probe = subprocess.run(  # the same two namespaces the server runs in, around / (its /dev onto itself)
+            ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", _USERNS_SCRIPT, "/", "true"],
+            capture_output=True, text=True, check=False)
+        if probe.returncode != 0:
+            problems.append(
+                "this kernel does not let an ordinary user create a user namespace and chroot in it "
+                f"(unshare said: {probe.stderr.strip() or probe.returncode}; an administrator can allow it, e.g. "
+                "sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ "
+                "kernel.apparmor_restrict_unprivileged_userns=0)")
+    return problems
+
+
+# Two nested user namespaces: the outer maps the user to root there, only to bind the host's /dev into the tree
+# (the server writes to /dev/null, and its shared memory lives in /dev/shm); the inner maps the user to the tree's
+# postgres user (the server refuses to run as root) and chroots into the tree. Neither needs any privilege.
+_USERNS_SCRIPT = (
+    'mount --rbind /dev "$0/dev" && exec unshare --user --map-user={uid} --map-group={uid} --mount --root="$0" '
+    '--wd=/ "$@"'
+).format(uid=UNPACKED_UID)
+
+
+def userns_prefix(root: Path) -> list[str]:
+    """argv prefix that runs a program of the unpacked tree ``root`` as its postgres user, without root."""
+    (root / "dev").mkdir(exist_ok=True)
+    return ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", _USERNS_SCRIPT, str(root)]
+
+
+def _user() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
+
+
+def _write_marker(root: Path, packages: list[str], mirror: str, *, how: str = "debootstrap",
+                  versions: dict[str, str] | None = None) -> None:
     data = {
         "suite": SUITE,
         "mirror": mirror,
         "packages": packages,
+        "how": how,
+        "versions": versions or {},
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     (root / MARKER).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
