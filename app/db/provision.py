@@ -77,8 +77,12 @@ class Status:
 def ensure_server(settings: Settings, progress: Progress = quiet) -> ServerInfo:
     """Make sure the server is up with the database and both extensions; idempotent. Reports each step."""
     if settings.database_url:
+        from app.db.external import prepare
+
+        created = prepare(settings.database_url, required=tuple(REQUIRED_EXTENSIONS), progress=progress)
         version, extensions = check_server(settings.database_url)
-        progress(f"external server (MEMVAULT_DATABASE_URL): PostgreSQL {version}, {_ext_text(extensions)}")
+        progress(f"external server (MEMVAULT_DATABASE_URL): PostgreSQL {version}, {_ext_text(extensions)}"
+                 + (f"; created {', '.join(created)}" if created else ""))
         return ServerInfo(settings.database_url, False, "external", version, extensions)
     data_dir = _data_dir(settings)
     log = CommandLog(data_dir / "logs" / "provision.log")
