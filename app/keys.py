@@ -79,6 +79,24 @@ async def active_key_count(db: Database) -> int:
     return int(row["n"]) if row else 0
 
 
+def local_key_path(settings) -> Path:
+    """Where `serve --local-key` keeps the admin key of the database it serves: one file per database, so serving
+    another database never overwrites the key of the first. The embedded cluster's default database keeps the
+    plain name the README shows (``<data dir>/api_key``)."""
+    import re
+    from urllib.parse import urlsplit
+
+    base = settings.data_dir.expanduser() / settings.local_key_file
+    if settings.database_url:
+        parts = urlsplit(settings.database_url)
+        where = f"{parts.hostname or 'local'}_{parts.port or 5432}_{parts.path.lstrip('/') or 'postgres'}"
+    elif settings.db_name != type(settings).model_fields["db_name"].default:
+        where = settings.db_name
+    else:
+        return base
+    return base.with_name(f"{base.name}.{re.sub(r'[^A-Za-z0-9_.-]', '_', where)}")
+
+
 async def ensure_local_key(db: Database, path: Path) -> tuple[str, bool]:
     """The local admin key of ``make serve``: the one stored at ``path`` (mode 0600) if it still works in this
     database, else a new one written there. Returns (key, created)."""

@@ -47,10 +47,10 @@ def is_loopback(host: str) -> bool:
 async def _check_access(services: Services, host: str, port: int, *, local_key: bool) -> None:
     """``--local-key``: make (once) and show the local admin key; a non-loopback bind with no active key: refuse."""
     from app.errors import ConfigError
-    from app.keys import active_key_count, ensure_local_key
+    from app.keys import active_key_count, ensure_local_key, local_key_path
 
     if local_key:
-        path = services.settings.data_dir / services.settings.local_key_file
+        path = local_key_path(services.settings)
         key, created = await ensure_local_key(services.db, path)
         print(f"memvault: {'created a' if created else 'the'} local admin key, in {path} (mode 0600); use it:\n"
               f"  export MEMVAULT_API_KEY=$(cat {path})\n"

@@ -71,7 +71,12 @@ def _down(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from app.db.provision import server_status
 
-    st = server_status(_settings())
+    settings = _settings()
+    st = server_status(settings)
+    if st.embedded and st.mode is None:
+        print(f"no embedded cluster in {settings.data_dir} yet: `memvault db up` sets one up there (or set "
+              "MEMVAULT_DATABASE_URL to a PostgreSQL 17 server with pgvector and AGE)")
+        return 3
     where = "external server (MEMVAULT_DATABASE_URL)" if not st.embedded else f"embedded cluster ({st.mode})"
     print(f"{where}: {'running' if st.running else 'stopped'}" + (f", pid {st.pid}" if st.pid else ""))
     rows = [

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from app.db import cluster
 from app.db.proclog import CommandLog, Progress, file_lock, quiet
+from app.db import rootfs as _rootfs
 from app.db.rootfs import ensure_rootfs, postgres_packages, read_marker
 from app.errors import DatabaseUnavailable, MissingExtension, ProvisionError
 from app.settings import Settings
@@ -126,16 +127,17 @@ def ensure_server(settings: Settings, progress: Progress = quiet) -> ServerInfo:
         version, extensions, created = _ensure_database(rt, port, settings.db_name)
         steps.done(f"{'created, with' if created else 'ready:'} {_ext_text(extensions)}")
 
+        # The cluster's state; what is per database (its extensions) under its name, so that `db up` with another
+        # MEMVAULT_DB_NAME adds a database beside the default's instead of rewriting what the state says of it.
         new_state = {
-            **state,
+            **{k: v for k, v in state.items() if k not in ("url", "extensions")},  # per-database keys of old
             "mode": rt.mode,
             "port": port,
-            "url": url,
             "cluster_dir": rt.cluster_dir,
             "bindir": rt.bindir,
             "rootfs": str(rt.root) if rt.root else None,
             "server_version": version,
-            "extensions": extensions,
+            "databases": {**state.get("databases", {}), settings.db_name: {"extensions": extensions}},
             "state": "running",
         }
         new_state.setdefault("created_at", time.strftime("%Y-%m-%dT%H:%M:%S"))
@@ -217,7 +219,7 @@ def server_status(settings: Settings) -> Status:
             True,
             rt.mode,
             state.get("server_version"),
-            state.get("extensions", {}),
+            state.get("databases", {}).get(settings.db_name, {}).get("extensions", state.get("extensions", {})),
             pgdata=pgdata,
             rootfs=rt.root,
             note="stopped: `memvault db up` starts it",
@@ -299,6 +301,12 @@ def _runtime(
         )
     root = Path(state["rootfs"]) if state.get("rootfs") else (settings.rootfs_dir or data_dir / "rootfs")
     root = root.expanduser().absolute()
+    if rootless and read_marker(root) is None and (problems := _rootfs.unpacked_problems()):
+        raise ProvisionError(  # before anything is downloaded
+            "no PostgreSQL 17 with pgvector and AGE was found, and the embedded one cannot be set up without "
+            "root here: " + "; ".join(problems),
+            hint=_NEITHER_HINT,
+        )
     done = ensure_rootfs(root, mirror=settings.debian_mirror, log=log, progress=steps.say, unpacked=rootless)
     steps.done(done + (" (without root: unpacked, run in a user namespace)" if rootless else ""))
     steps.begin("packages")
@@ -448,6 +456,12 @@ def _load_state(data_dir: Path) -> dict:
         return json.loads((data_dir / "embedded.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
+    except PermissionError as exc:
+        raise ProvisionError(
+            f"cannot read {data_dir / 'embedded.json'}: the data directory {data_dir} belongs to another user",
+            hint="set MEMVAULT_DATA_DIR to a directory of your own (`memvault db up` sets up a cluster there), "
+            "or run as the user who owns it",
+        ) from exc
     except ValueError as exc:
         raise ProvisionError(
             f"{data_dir / 'embedded.json'} is not valid JSON",

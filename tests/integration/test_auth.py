@@ -159,6 +159,7 @@ async def test_key_cli_create_list_revoke(db_url, services, monkeypatch, capsys)
 
 
 async def test_serve_refuses_other_hosts_without_keys_and_makes_a_local_key(services, tmp_path) -> None:
+    from app.keys import local_key_path
     from app.runner import _check_access, is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
@@ -171,7 +172,13 @@ async def test_serve_refuses_other_hosts_without_keys_and_makes_a_local_key(serv
     svc = type(services)(settings=local, db=services.db, embedder=services.embedder, llm=services.llm,
                          reranker=None)
     await _check_access(svc, "0.0.0.0", 8420, local_key=True)  # makes the key first, so this host is allowed
-    path = tmp_path / "api_key"
+    path = local_key_path(local)
+    assert path.parent == tmp_path
+    # one key file per database: serving another one never overwrites this one's key
+    assert local_key_path(local.model_copy(update={"db_name": "other", "database_url": None})).name == "api_key.other"
+    assert local_key_path(local.model_copy(update={"database_url": "postgresql://u@db.example:5433/mv"})).name == \
+        "api_key.db.example_5433_mv"
+    assert local_key_path(local.model_copy(update={"database_url": None})).name == "api_key"  # the README's
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     key = path.read_text().strip()
     principal = await authenticate(services.db, key)

@@ -7,6 +7,7 @@ server's root filesystem (MEMVAULT_ROOTFS_DIR) so that nothing is downloaded.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import re
@@ -191,12 +192,55 @@ def test_external_server_without_the_extensions_is_one_clear_error(pg15_url, tmp
 
 
 def test_neither_way_says_which_to_provide(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setattr(cluster, "find_host_postgres", lambda: None)
     with pytest.raises(ProvisionError) as err:
         ensure_server(Settings(database_url=None, data_dir=tmp_path))
     message = str(err.value)
-    assert "MEMVAULT_DATABASE_URL" in message and "root" in message and "pgvector" in message
+    assert "MEMVAULT_DATABASE_URL" in message and "Linux" in message and "pgvector" in message
+
+
+def test_without_root_the_prerequisites_are_checked_before_anything_is_downloaded(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(cluster, "find_host_postgres", lambda: None)
+    monkeypatch.setattr(rootfs, "unpacked_problems", lambda: ["unshare is not installed (Debian/Ubuntu package "
+                                                              "util-linux)"])
+    with pytest.raises(ProvisionError) as err:
+        ensure_server(Settings(database_url=None, data_dir=tmp_path))
+    message = str(err.value)
+    assert "without root" in message and "util-linux" in message and "MEMVAULT_DATABASE_URL" in message
+    assert not (tmp_path / "rootfs").exists() and not list(tmp_path.glob(".rootfs.build-*"))
+    assert not (tmp_path / ".apt").exists()  # nothing was downloaded
+
+
+def test_db_status_without_a_cluster_says_so_plainly(monkeypatch, tmp_path, capsys) -> None:
+    from app.settings import get_settings
+
+    monkeypatch.delenv("MEMVAULT_DATABASE_URL", raising=False)
+    monkeypatch.setenv("MEMVAULT_DATA_DIR", str(tmp_path / "nothing-here"))
+    get_settings.cache_clear()
+    try:
+        assert main(["db", "status"]) == 3
+    finally:
+        get_settings.cache_clear()
+    out = capsys.readouterr().out
+    assert out.startswith(f"no embedded cluster in {tmp_path / 'nothing-here'} yet") and "memvault db up" in out
+    assert "None" not in out
+
+
+def test_another_users_data_directory_is_a_clear_error(monkeypatch, tmp_path) -> None:
+    (tmp_path / "embedded.json").write_text("{}")
+    real = Path.read_text
+
+    def read_text(self, *args, **kwargs):  # root reads everything: the other user's file is simulated
+        if self.name == "embedded.json":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    with pytest.raises(ProvisionError) as err:
+        ensure_server(Settings(database_url=None, data_dir=tmp_path))
+    assert "belongs to another user" in str(err.value) and "MEMVAULT_DATA_DIR" in str(err.value)
 
 
 def test_too_little_disk_space_is_a_clear_error_before_anything_is_built(monkeypatch, tmp_path) -> None:
@@ -238,6 +282,17 @@ def test_second_cluster_keeps_its_data_across_down_and_up(embedded, second) -> N
     assert again.started and again.url == info.url  # the port chosen at first start is remembered
     with psycopg.connect(again.url) as conn:
         assert conn.execute("SELECT x FROM kept").fetchall() == [(7,)]
+
+
+def test_db_up_with_another_database_name_keeps_the_default_state(second) -> None:
+    info = ensure_server(second)
+    state_file = Path(second.data_dir) / "embedded.json"
+    other = ensure_server(second.model_copy(update={"db_name": "other_db"}))
+    assert other.url.endswith("/other_db") and not other.started
+    state = json.loads(state_file.read_text())
+    assert set(state["databases"]) == {second.db_name, "other_db"} and "url" not in state
+    assert server_url(second) == info.url  # the default database is still the one the state points at
+    assert server_status(second).extensions == info.extensions
 
 
 def test_a_stale_postmaster_pid_after_a_crash_is_cleared(second) -> None:
