@@ -6,8 +6,11 @@ Nothing below the HTTP or SQL level is faked; model fakes are real HTTP servers 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import uuid
+from pathlib import Path
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
@@ -17,6 +20,9 @@ from pytest_postgresql.janitor import DatabaseJanitor
 from app.settings import Settings, get_settings
 
 TEMPLATE_DB = f"memvault_tmpl_{os.getpid()}"
+# Every database and throwaway cluster a run makes carries its pid, so the next run can tell what an interrupted
+# one left behind (its pid is gone) from what a run going on beside it still uses.
+CLUSTER_MARK = ".memvault-test-pid"
 
 
 def _with_db(url: str, dbname: str) -> str:
@@ -40,13 +46,72 @@ def test_settings() -> Settings:
 
 
 @pytest.fixture(scope="session")
-def server_url(test_settings: Settings) -> str:
-    """URL of the server's maintenance database (the embedded server is provisioned and started here)."""
+def server_url(test_settings: Settings, request) -> str:
+    """URL of the server's maintenance database (the embedded server is provisioned and started here). What an
+    interrupted run left on it (its template and test databases, its throwaway clusters) is removed first, and
+    the run says so."""
     if test_settings.database_url:
-        return _with_db(test_settings.database_url, "postgres")
-    from app.db.provision import ensure_server
+        url = _with_db(test_settings.database_url, "postgres")
+    else:
+        from app.db.provision import ensure_server
 
-    return _with_db(ensure_server(test_settings).url, "postgres")
+        url = _with_db(ensure_server(test_settings).url, "postgres")
+    removed = _remove_leftovers(url, test_settings)
+    if removed:
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        capture = request.config.pluginmanager.get_plugin("capturemanager")
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            line = f"removed what an interrupted test run left behind: {', '.join(removed)}"
+            reporter.write_line(line) if reporter else print(line)
+    return url
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_leftovers(url: str, settings: Settings) -> list[str]:
+    import re
+    import shutil
+
+    import psycopg
+
+    removed = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        names = [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE datname ~ %s",
+                                            (r"^(memvault_tmpl_[1-9]\d*$|mv_(test|empty)_[1-9]\d*_)",))]
+        for name in names:
+            pid = int(re.match(r"^\D+(\d+)", name).group(1))
+            if pid == os.getpid() or _pid_alive(pid):
+                continue
+            conn.execute(f'ALTER DATABASE "{name}" WITH is_template = false')
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            removed.append(f"database {name}")
+    if not settings.database_url:
+        from app.db.provision import server_status, stop_server
+
+        rootfs = server_status(settings).rootfs
+        for mark in (rootfs / "srv/memvault/clusters").glob(f"*/{CLUSTER_MARK}") if rootfs else []:
+            pid = int(mark.read_text().split()[0])
+            if _pid_alive(pid):
+                continue
+            data_dir = Path(mark.read_text().split(maxsplit=1)[1].strip())
+            try:
+                stop_server(settings.model_copy(update={"data_dir": data_dir, "rootfs_dir": rootfs}))
+            except Exception:  # noqa: BLE001 - its data directory went with its tmp_path: the pid file says
+                pid_file = mark.parent / "pgdata" / "postmaster.pid"
+                if pid_file.exists():
+                    with contextlib.suppress(ProcessLookupError, ValueError):
+                        os.kill(int(pid_file.read_text().split()[0]), 15)
+            shutil.rmtree(mark.parent, ignore_errors=True)
+            removed.append(f"cluster {mark.parent.name}")
+    return removed
 
 
 @pytest.fixture(scope="session")
@@ -76,7 +141,7 @@ def template_db(server_url: str, test_settings: Settings) -> Iterator[str]:
 @pytest.fixture
 def db_url(server_url: str, template_db: str) -> Iterator[str]:
     """A fresh clone of the migrated template for this test."""
-    name = f"mv_test_{uuid.uuid4().hex[:12]}"
+    name = f"mv_test_{os.getpid()}_{uuid.uuid4().hex[:12]}"
     janitor = _janitor(server_url, name, template_dbname=template_db)
     janitor.init()
     try:
@@ -119,6 +184,10 @@ def fresh_cluster(test_settings: Settings, server_url: str, tmp_path) -> Iterato
     if rootfs is not None:
         env["MEMVAULT_ROOTFS_DIR"] = str(rootfs)
     settings = test_settings.model_copy(update={"data_dir": tmp_path / "data", "db_port": 0, "rootfs_dir": rootfs})
+    if rootfs is not None:  # where `db up` will put its pgdata (provision._runtime), tagged with this run's pid
+        inner = rootfs / "srv/memvault/clusters" / hashlib.sha1(bytes((tmp_path / "data").absolute())).hexdigest()[:12]
+        inner.mkdir(parents=True, exist_ok=True)
+        (inner / CLUSTER_MARK).write_text(f"{os.getpid()} {tmp_path / 'data'}\n")
     try:
         yield env
     finally:
@@ -127,12 +196,14 @@ def fresh_cluster(test_settings: Settings, server_url: str, tmp_path) -> Iterato
             stop_server(settings)
         if status.rootfs is not None and status.pgdata is not None:  # its directory inside the shared rootfs
             shutil.rmtree(status.pgdata.parent, ignore_errors=True)  # (a host-mode one lives in tmp_path)
+        if rootfs is not None:
+            shutil.rmtree(inner, ignore_errors=True)
 
 
 @pytest.fixture
 def empty_db_url(server_url: str) -> Iterator[str]:
     """An empty database (no schema), for migration tests."""
-    name = f"mv_empty_{uuid.uuid4().hex[:12]}"
+    name = f"mv_empty_{os.getpid()}_{uuid.uuid4().hex[:12]}"
     janitor = _janitor(server_url, name)
     janitor.init()
     try:

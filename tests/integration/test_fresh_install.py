@@ -170,3 +170,39 @@ def test_an_upgrade_from_the_oldest_revision_keeps_its_data(fresh_cluster: dict[
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version_num FROM memvault.alembic_version").fetchone()[0] == head_revision()
     _serve_and_use(fresh_cluster, tmp_path, vault="old", old_turn="My sister Wen lives in Kaohsiung.")
+
+
+def test_what_an_interrupted_run_left_is_removed_by_the_next(server_url: str, test_settings) -> None:
+    """A killed `make test` leaves its template, its test databases and its throwaway clusters; each carries the
+    run's pid, and the next run removes those whose pid is gone (a run going on beside it keeps its own)."""
+    from tests.conftest import CLUSTER_MARK, _remove_leftovers
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no process has now
+    alive = os.getppid()
+    names = [f"mv_test_{gone.pid}_left", f"memvault_tmpl_{gone.pid}", f"mv_test_{alive}_kept"]
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        for name in names:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'ALTER DATABASE "memvault_tmpl_{gone.pid}" WITH is_template = true')
+    from app.db.provision import server_status
+
+    rootfs = server_status(test_settings).rootfs
+    left = rootfs / "srv/memvault/clusters" / f"left-{gone.pid}" if rootfs else None
+    if left is not None:
+        left.mkdir(parents=True)
+        (left / CLUSTER_MARK).write_text(f"{gone.pid} /nonexistent/data\n")
+    try:
+        removed = _remove_leftovers(server_url, test_settings)
+        assert f"database mv_test_{gone.pid}_left" in removed and f"database memvault_tmpl_{gone.pid}" in removed
+        with psycopg.connect(server_url) as conn:
+            present = {r[0] for r in conn.execute("SELECT datname FROM pg_database")}
+        assert f"mv_test_{alive}_kept" in present and not {names[0], names[1]} & present
+        if left is not None:
+            assert not left.exists() and f"cluster left-{gone.pid}" in removed
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            for name in names:
+                if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                    conn.execute(f'ALTER DATABASE "{name}" WITH is_template = false')
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
