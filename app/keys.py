@@ -80,21 +80,17 @@ async def active_key_count(db: Database) -> int:
 
 
 def local_key_path(settings) -> Path:
-    """Where `serve --local-key` keeps the admin key of the database it serves: one file per database, so serving
-    another database never overwrites the key of the first. The embedded cluster's default database keeps the
-    plain name the README shows (``<data dir>/api_key``)."""
+    """Where `serve --local-key` keeps the admin key of the database it serves: one file per database name, so
+    serving another database never overwrites the key of the first. The default database (``memvault``, embedded
+    or at MEMVAULT_DATABASE_URL, as in docker/) keeps the plain name the README shows: ``<data dir>/api_key``."""
     import re
     from urllib.parse import urlsplit
 
     base = settings.data_dir.expanduser() / settings.local_key_file
-    if settings.database_url:
-        parts = urlsplit(settings.database_url)
-        where = f"{parts.hostname or 'local'}_{parts.port or 5432}_{parts.path.lstrip('/') or 'postgres'}"
-    elif settings.db_name != type(settings).model_fields["db_name"].default:
-        where = settings.db_name
-    else:
+    name = urlsplit(settings.database_url).path.lstrip("/") if settings.database_url else settings.db_name
+    if not name or name == type(settings).model_fields["db_name"].default:
         return base
-    return base.with_name(f"{base.name}.{re.sub(r'[^A-Za-z0-9_.-]', '_', where)}")
+    return base.with_name(f"{base.name}.{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}")
 
 
 async def ensure_local_key(db: Database, path: Path) -> tuple[str, bool]:

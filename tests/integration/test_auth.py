@@ -177,7 +177,9 @@ async def test_serve_refuses_other_hosts_without_keys_and_makes_a_local_key(serv
     # one key file per database: serving another one never overwrites this one's key
     assert local_key_path(local.model_copy(update={"db_name": "other", "database_url": None})).name == "api_key.other"
     assert local_key_path(local.model_copy(update={"database_url": "postgresql://u@db.example:5433/mv"})).name == \
-        "api_key.db.example_5433_mv"
+        "api_key.mv"
+    assert local_key_path(local.model_copy(update={"database_url": "postgresql://u@db:5432/memvault"})).name == \
+        "api_key"  # docker/'s
     assert local_key_path(local.model_copy(update={"database_url": None})).name == "api_key"  # the README's
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     key = path.read_text().strip()
