@@ -5,7 +5,7 @@ The suite runs as root in CI, so this test switches to an unprivileged user of i
 here if missing) and runs each step as that user: the rootless path is exercised on every run, from an empty data
 directory (the tree is downloaded and unpacked again: ~25 s). The user gets a virtual environment of its own from
 the system's Python (root's interpreter is usually under /root, which others cannot enter), cached in its home by
-the hash of pyproject.toml, and this checkout's ``app/`` copied where it can read it. When the suite itself runs
+the hash of pyproject.toml's dependencies, and this checkout's ``app/`` copied where it can read it. When the suite itself runs
 without root, every other test already runs on a rootless cluster, and this one is skipped.
 """
 
@@ -66,12 +66,13 @@ def _as_user(user: pwd.struct_passwd, argv: list[str], env: dict[str, str], time
 @pytest.fixture(scope="module")
 def user_python(rootless_user: pwd.struct_passwd) -> str:
     """A virtual environment of the user's with the project's dependencies (not the project: its code is copied
-    per test), made once per version of pyproject.toml."""
+    per test), made once per list of dependencies."""
     python = _system_python()
     if python is None:
         pytest.skip("no system Python >= 3.11 with venv that an unprivileged user can run")
-    pyproject = (REPO / "pyproject.toml").read_bytes()
-    venv = Path(rootless_user.pw_dir) / ".cache" / f"memvault-test-venv-{hashlib.sha256(pyproject).hexdigest()[:12]}"
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    digest = hashlib.sha256("\n".join(deps).encode()).hexdigest()[:12]
+    venv = Path(rootless_user.pw_dir) / ".cache" / f"memvault-test-venv-{digest}"
     ready = venv / ".ready"
     if not ready.exists():
         env = {"HOME": rootless_user.pw_dir, "PATH": "/usr/bin:/bin"}
@@ -79,7 +80,6 @@ def user_python(rootless_user: pwd.struct_passwd) -> str:
             if key in os.environ:
                 env[key] = os.environ[key]
         _as_user(rootless_user, [python, "-m", "venv", str(venv)], env)
-        deps = tomllib.loads(pyproject.decode())["project"]["dependencies"]
         _as_user(rootless_user, [str(venv / "bin/python"), "-m", "pip", "install", "-q", *deps], env, timeout=1200)
         ready.touch()
         os.chown(ready, rootless_user.pw_uid, rootless_user.pw_gid)
