@@ -5,8 +5,8 @@ The suite runs as root in CI, so this test switches to an unprivileged user of i
 here if missing) and runs each step as that user: the rootless path is exercised on every run, from an empty data
 directory (the tree is downloaded and unpacked again: ~25 s). The user gets a virtual environment of its own from
 the system's Python (root's interpreter is usually under /root, which others cannot enter), cached in its home by
-the hash of pyproject.toml's dependencies, and this checkout's ``app/`` copied where it can read it. When the suite itself runs
-without root, every other test already runs on a rootless cluster, and this one is skipped.
+the hash of pyproject.toml's dependencies, and this checkout's ``app/`` copied where it can read it. When the suite
+itself runs without root, every other test already runs on a rootless cluster, and this one is skipped.
 """
 
 from __future__ import annotations
