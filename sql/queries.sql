@@ -151,13 +151,22 @@ SELECT * FROM memvault.configure_embedder_v1(%s, %s);
 SELECT memvault.defer_job_v1(%s, %s::jsonb, %s, %s) AS id;
 
 -- health --
--- app/api/health.py
+-- app/api/health.py: live workers (a heartbeat within %(alive_s)s seconds), the jobs waiting and running, how long
+-- the oldest job due has waited (since it was deferred or scheduled), and how long ago a job last started.
 SELECT current_setting('server_version') AS server_version,
 (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector,
 (SELECT extversion FROM pg_extension WHERE extname = 'age') AS age,
 (SELECT count(*) FROM public.procrastinate_workers
-  WHERE last_heartbeat > now() - interval '60 seconds') AS live_workers,
-(SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'todo') AS queued_jobs;
+  WHERE last_heartbeat > now() - make_interval(secs => %(alive_s)s)) AS live_workers,
+(SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'todo') AS queued_jobs,
+(SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'doing') AS running_jobs,
+(SELECT extract(epoch FROM now() - min(greatest(j.scheduled_at, queued.at)))
+   FROM public.procrastinate_jobs j,
+        LATERAL (SELECT max(e.at) AS at FROM public.procrastinate_events e
+                  WHERE e.job_id = j.id AND e.type IN ('deferred', 'deferred_for_retry', 'retried')) queued
+  WHERE j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())) AS oldest_due_s,
+(SELECT extract(epoch FROM now() - e.at) FROM public.procrastinate_events e
+  WHERE e.type = 'started' ORDER BY e.id DESC LIMIT 1) AS last_start_s;
 
 -- reembed_abort --
 -- app/commands.py

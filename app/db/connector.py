@@ -17,6 +17,7 @@ from psycopg.rows import dict_row
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from app.db.reachability import Reachability, lost_server
 from app.errors import (
     ConfigError,
     Conflict,
@@ -159,6 +160,8 @@ class Database:
             kwargs={"row_factory": dict_row, "autocommit": False},
             name="memvault",
         )
+        # A restart or an outage of the server: refused at once with 503 until a probe reaches it again.
+        self.reachability = Reachability(url, self.pool)
 
     async def open(self) -> None:
         try:
@@ -170,6 +173,7 @@ class Database:
                                       hint="check `memvault db status` or MEMVAULT_DATABASE_URL") from exc
 
     async def close(self) -> None:
+        await self.reachability.close()
         await self.pool.close()
 
     async def __aenter__(self) -> Database:
@@ -181,6 +185,7 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self, vault_id: UUID | None = None) -> AsyncIterator[psycopg.AsyncConnection]:
+        self.reachability.check()
         try:
             async with self.pool.connection() as conn:
                 async with conn.transaction():
@@ -194,8 +199,12 @@ class Database:
                         await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
                     yield conn
         except psycopg.Error as exc:
-            raise translate(exc) from exc
+            error = translate(exc)
+            if lost_server(exc):
+                self.reachability.failed(exc)
+            raise error from exc
         except PoolTimeout as exc:  # no connection could be had (the server is down or every one is busy)
+            self.reachability.suspect()
             raise DatabaseUnavailable(f"no database connection within {self.pool.timeout:g} s: {exc}",
                                       hint="the database is unreachable or overloaded; retry shortly") from exc
 
