@@ -60,8 +60,9 @@ async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
         if worker is not None and worker.worker_id is not None:
             previous = worker.worker_id
         delay = pause.next(ran_for=time.monotonic() - started)
-        log.warning("job worker: %s; starting again in %.1f s", reason, delay)
+        log.warning("job worker: %s; starting again in %.1f s, once the database answers", reason, delay)
         await asyncio.sleep(delay)
+        await services.db.reachability.wait_up()  # a probe every 0.5 s: back within one of the server
 
 
 def is_loopback(host: str) -> bool:

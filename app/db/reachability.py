@@ -3,9 +3,9 @@ is a pause the service waits out, not a fault it dies of.
 
 The first connection error a request meets marks the server down (``Reachability.failed``); from then on every
 request is refused at once (``check``: 503 with Retry-After, no wait for the pool's timeout) while one probe task
-connects every ``probe_s`` seconds on a connection of its own. The probe's first success drops the pool's
-connections that died with the server (``AsyncConnectionPool.check``) and marks the server up again, so the
-requests after it run on fresh connections: the service is back within one probe interval of the server.
+connects every ``probe_s`` seconds on a connection of its own. The probe's first success replaces the pool (its
+connections died with the server, and its own reconnection attempts back off up to half a minute) and marks the
+server up again: the service is back within one probe interval of the server.
 
 A pool timeout (no connection within ``pool_timeout_s``) proves nothing by itself (every connection may just be
 busy): it starts the probe, which marks the server down only if it cannot connect either.
@@ -14,12 +14,13 @@ busy): it starts the probe, which marks the server down only if it cannot connec
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from app.errors import DatabaseUnavailable
 
@@ -29,13 +30,14 @@ log = logging.getLogger(__name__)
 @dataclass
 class Reachability:
     url: str
-    pool: AsyncConnectionPool
+    on_back: Callable[[], Awaitable[None]]  # the server answers again after being down (the pool is renewed)
     probe_s: float = 0.5
     connect_timeout_s: int = 2
     down_since: float | None = None  # time.time() of the first failure; None: the server answers
     last_error: str | None = None
     outages: int = 0  # how many times the server went away since start
-    _probe: asyncio.Task | None = field(default=None, repr=False)
+    loop: asyncio.AbstractEventLoop | None = None  # the pool's (set when it opens)
+    _probe: asyncio.Future | concurrent.futures.Future | None = field(default=None, repr=False)
 
     @property
     def up(self) -> bool:
@@ -68,8 +70,14 @@ class Reachability:
         self._start_probe()
 
     def _start_probe(self) -> None:
-        if self._probe is None or self._probe.done():
-            self._probe = asyncio.get_running_loop().create_task(self._probe_until_up(), name="database-probe")
+        """One probe at a time, in the loop that owns the pool (``loop``; a test client may call from another)."""
+        if self._probe is not None and not self._probe.done():
+            return
+        here = asyncio.get_running_loop()
+        if self.loop is None or self.loop is here or self.loop.is_closed():
+            self._probe = here.create_task(self._probe_until_up(), name="database-probe")
+        else:
+            self._probe = asyncio.run_coroutine_threadsafe(self._probe_until_up(), self.loop)
 
     async def _probe_until_up(self) -> None:
         while True:
@@ -87,18 +95,28 @@ class Reachability:
                 await asyncio.sleep(self.probe_s)
                 continue
             if self.down_since is not None:
-                await self.pool.check()  # the connections that died with the server go, new ones come
+                try:
+                    await self.on_back()
+                except Exception as exc:  # noqa: BLE001 - down again while the pool was renewed: go on probing
+                    self.last_error = _first_line(exc)
+                    await asyncio.sleep(self.probe_s)
+                    continue
                 log.warning("database reachable again after %.1f s", time.time() - self.down_since)
                 self.down_since = None
             return
 
+    async def wait_up(self) -> None:
+        """Return once a connection of the probe's reaches the server (at once if it answers now)."""
+        self._start_probe()
+        probe = self._probe
+        await asyncio.shield(probe if isinstance(probe, asyncio.Future) else asyncio.wrap_future(probe))
+
     async def close(self) -> None:
-        if self._probe is not None and not self._probe.done():
-            self._probe.cancel()
-            try:
-                await self._probe
-            except (asyncio.CancelledError, Exception):  # noqa: S110 - closing: the probe's outcome no longer matters
-                pass
+        probe = self._probe
+        if probe is not None and not probe.done():
+            probe.cancel()
+            if isinstance(probe, asyncio.Future) and probe.get_loop() is asyncio.get_running_loop():
+                await asyncio.gather(probe, return_exceptions=True)  # closing: its outcome no longer matters
 
 
 class Backoff:
