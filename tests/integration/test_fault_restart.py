@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -32,6 +33,15 @@ AFTER = 6  # acknowledged writes per writer after the server is back
 def cluster(test_settings, tmp_path_factory) -> OwnCluster:
     with own_cluster(test_settings, tmp_path_factory.mktemp("restart")) as c:
         yield c
+
+
+def admin_key(cluster: OwnCluster, material: tuple[str, str, str]) -> str:
+    """The session's admin key, in the cluster's database (once)."""
+    key_id, key, key_hash = material
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        conn.execute("SELECT * FROM memvault.api_key_create_v1(%s, %s, 'admin', NULL, 'restart') "
+                     "WHERE NOT EXISTS (SELECT 1 FROM memvault.api_key WHERE id = %s)", (key_id, key_hash, key_id))
+    return key
 
 
 def fault(cluster: OwnCluster, kind: str) -> None:
@@ -67,10 +77,8 @@ async def wait_healthy(http: httpx.AsyncClient, server, log: Path, within: float
 @pytest.mark.parametrize("kind", ["restart", "crash", "outage"])
 async def test_serve_rides_out_a_restart_a_crash_and_an_outage(cluster: OwnCluster, kind: str, tmp_path: Path,
                                                                _admin_key_material) -> None:
-    key_id, key, key_hash = _admin_key_material
+    key = admin_key(cluster, _admin_key_material)
     with psycopg.connect(cluster.url, autocommit=True) as conn:
-        conn.execute("SELECT * FROM memvault.api_key_create_v1(%s, %s, 'admin', NULL, 'restart') "
-                     "WHERE NOT EXISTS (SELECT 1 FROM memvault.api_key WHERE id = %s)", (key_id, key_hash, key_id))
         first_job = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM procrastinate_jobs").fetchone()[0]
     options = ("--workers", "2") if kind == "crash" else ()
     log = tmp_path / "serve.log"
@@ -174,3 +182,68 @@ async def drain(url: str, http: httpx.AsyncClient, server, log: Path, within: fl
             return time.monotonic() - start
         assert time.monotonic() - start < within, f"{left} jobs still queued:\n{log.read_text()[-4000:]}"
         await asyncio.sleep(0.5)
+
+
+@pytest.mark.timeout(240)
+async def test_mcp_over_http_is_the_service_role_and_says_retry_while_the_database_is_away(
+        cluster: OwnCluster, _admin_key_material) -> None:
+    """`memvault mcp --http` logs in as memvault_service; a wrong key is a 401 with the API's error body; with the
+    server stopped a tool call is a tool error that says to retry (structuredContent: status 503), never the SDK's
+    bare error; after a restart the first call works or says the same, and the next ones work."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    key = admin_key(cluster, _admin_key_material)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", "agent",
+        env=cluster.env | {"MEMVAULT_API_KEY": key}, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE)
+    try:
+        url = None
+        while url is None:
+            line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode()
+            assert line, "memvault mcp --http exited before it was ready"
+            if "ready on http://127.0.0.1:" in line:
+                url = line.split("ready on ")[1].split()[0]
+
+        async def call(tool: str, arguments: dict):
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60) as http, \
+                    streamable_http_client(url, http_client=http) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                return await session.call_tool(tool, arguments)
+
+        stored = await call("remember", {"content": "The staging database moves to the Frankfurt region in May."})
+        assert not stored.is_error and stored.content[0].text.startswith("CREATE"), stored
+        with psycopg.connect(cluster.url) as conn:
+            logins = conn.execute("SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = current_database() "
+                                  "AND pid <> pg_backend_pid()").fetchall()
+        assert logins == [("memvault_service",)], logins
+
+        async with httpx2.AsyncClient(timeout=30) as http:
+            r = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize"},
+                                headers={"Authorization": "Bearer mvk_nokey_wrong"})
+        assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+        assert set(r.json()) == {"error", "detail", "where", "hint", "fields"} and r.json()["where"] == "POST /mcp"
+
+        await asyncio.to_thread(cluster.pg_ctl, "-m", "fast", "stop")
+        try:
+            away = await call("recall", {"query": "Where does the staging database move?"})
+        finally:
+            await asyncio.to_thread(cluster.pg_ctl, "start")
+        assert away.is_error and "unavailable" in away.content[0].text and "retry" in away.content[0].text, away
+        assert away.structured_content["status"] == 503 and away.structured_content["retry_after_s"] >= 1
+
+        await asyncio.to_thread(cluster.pg_ctl, "-m", "fast", "restart")
+        answers = []
+        for _ in range(20):  # the first call after the restart: an answer, or the same "retry" tool error
+            answers.append(await call("recall", {"query": "Where does the staging database move?"}))
+            if not answers[-1].is_error:
+                break
+            assert answers[-1].structured_content["status"] == 503, answers[-1]
+            await asyncio.sleep(answers[-1].structured_content["retry_after_s"])
+        assert "Frankfurt" in answers[-1].content[0].text and len(answers) <= 2, answers
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 30)
