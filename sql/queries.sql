@@ -765,3 +765,42 @@ SELECT * FROM memvault.entities_by_keys_v1(%s);
 -- normalize_entities --
 -- app/background/normalize.py: merges, then renames
 SELECT memvault.normalize_entities_v1(%s::jsonb, %s::jsonb) AS r;
+
+-- scrub_statements --
+-- app/db/scrub.py: the VACUUM FULL statements of a physical erasure, to run one by one (autocommit)
+SELECT statement FROM memvault.scrub_statements_v1(%(catalog)s);
+
+-- scrub_privileges --
+-- app/db/scrub.py: what the login may do of a physical erasure (rewrite the catalog, checkpoint, switch WAL)
+SELECT r.rolsuper AS superuser,
+       r.rolsuper OR pg_has_role('pg_checkpoint', 'MEMBER') AS checkpoint,
+       has_function_privilege('pg_switch_wal()', 'EXECUTE') AS switch_wal
+  FROM pg_roles r WHERE r.rolname = current_user;
+
+-- scrub_wal_recycle_off --
+-- app/db/scrub.py: WAL segments a checkpoint frees are removed, not renamed for reuse with their bytes in them
+ALTER SYSTEM SET wal_recycle = off;
+
+-- scrub_wal_recycle_reset --
+-- app/db/scrub.py
+ALTER SYSTEM RESET wal_recycle;
+
+-- reload_conf --
+-- app/db/scrub.py
+SELECT pg_reload_conf();
+
+-- checkpoint --
+-- app/db/scrub.py
+CHECKPOINT;
+
+-- switch_wal --
+-- app/db/scrub.py: the segment being written is closed; the next write starts a new one
+SELECT pg_switch_wal() AS lsn;
+
+-- wal_segments --
+-- app/db/scrub.py: the WAL segment being written, and the segment files after it (made ahead of time from old
+-- segments: their bytes are old WAL until overwritten)
+SELECT pg_walfile_name(pg_current_wal_insert_lsn()) AS current,
+       (SELECT count(*) FROM pg_ls_waldir() w
+         WHERE w.name ~ '^[0-9A-F]{24}$' AND w.name > pg_walfile_name(pg_current_wal_insert_lsn())) AS ahead,
+       (SELECT count(*) FROM pg_ls_waldir() w WHERE w.name ~ '^[0-9A-F]{24}$') AS files;
