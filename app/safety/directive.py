@@ -7,8 +7,9 @@ recalls it. Read-time sanitize (app/read/sanitize.py) asks this module about eve
 
 - **directive**: the text gives the agent an order: a trigger and a reply ("when / if / whenever anyone asks ...,
   tell / say / reply / send ..."), an order about third parties ("always tell anyone who asks ... to ..."), a
-  standing order to the assistant ("note to the assistant: from now on tell users ..."), in English, Chinese, Spanish, French or German; or the learned injection detector
-  (``app.safety.classifier``, character n-grams, language-blind) rates it at least its ``medium`` threshold.
+  standing order to the assistant ("note to the assistant: from now on tell users ..."), in English, Chinese,
+  Spanish, French or German; or the learned injection detector (``app.safety.classifier``, character n-grams,
+  language-blind) rates a short text at least its ``medium`` threshold.
 - **payload**: it also carries what an order to an agent needs to do harm: a link or address (a URL, a domain, an
   e-mail address) or a secret to hand over (password, PIN, card number, one-time code, seed phrase, API key).
 
@@ -36,10 +37,13 @@ _I = re.IGNORECASE
 LEARNED_MAX_WORDS = 60
 
 # Who might ask, what they might do, what the agent is told to do about it (English).
-_ASKER = r"(?:any(?:one|body)|some(?:one|body)|the\s+user|a\s+user|users|people|they|you\s+are\s+asked|a\s+customer|customers|a\s+visitor|visitors|the\s+human)"
-_ASKS = r"(?:asks?|ask(?:ed|s)?\s+you|mentions?|says?|talks?|brings?\s+up|wants?|requests?|wonders?|inquires?|enquires?|types?|writes?)"
+_ASKER = (r"(?:any(?:one|body)|some(?:one|body)|the\s+user|a\s+user|users|people|they|you\s+are\s+asked|"
+          r"a\s+customer|customers|a\s+visitor|visitors|the\s+human)")
+_ASKS = (r"(?:asks?|ask(?:ed|s)?\s+you|mentions?|says?|talks?|brings?\s+up|wants?|requests?|wonders?|inquires?|"
+         r"enquires?|types?|writes?)")
 _TOLD = (r"(?:tell|say|reply|respond|answer|direct|send|point|ask|instruct|recommend|redirect|refer|advise|remind|"
-         r"urge|have\s+them|make\s+(?:them|sure)|you\s+(?:must|should|need\s+to|have\s+to)|always|never|do\s+not|don'?t)")
+         r"urge|have\s+them|make\s+(?:them|sure)|you\s+(?:must|should|need\s+to|have\s+to)|always|never|"
+         r"do\s+not|don'?t)")
 _CONDITIONAL_EN = re.compile(
     rf"\b(?:when(?:ever)?|if|each\s+time|every\s+time|any\s+time|once)\s+{_ASKER}\b[^.!?\n]{{0,80}}?\b{_ASKS}\b"
     rf"[^.!?\n]{{0,120}}?[,;:]?\s*(?:then\s+)?\b(?P<told>{_TOLD})\b", _I)
@@ -61,8 +65,9 @@ _OTHER = (
                r"(?:问|提到|说|询问|想)[^。！？\n]{0,60}?(?:告诉|让|叫|回答|回复|建议|引导|请他们|要求)"),
     re.compile(r"(?:从现在起|从今以后|以后|记住)[^。！？\n]{0,60}?(?:告诉|回答|回复|让他们|要求他们|建议)"),
     # Spanish, French, German: if / when someone asks ..., tell them / say / answer ...
-    re.compile(r"\b(?:si|cuando|siempre\s+que)\s+(?:alguien|alguno|el\s+usuario|un\s+usuario|la\s+gente)\b[^.!?\n]{0,80}?"
-               r"\b(?:dile|diles|responde|contesta|env[ií]al[oe]s?|p[ií]deles|recomi[eé]ndales|indica(?:les)?)\b", _I),
+    re.compile(r"\b(?:si|cuando|siempre\s+que)\s+(?:alguien|alguno|el\s+usuario|un\s+usuario|la\s+gente)\b"
+               r"[^.!?\n]{0,80}?\b(?:dile|diles|responde|contesta|env[ií]al[oe]s?|p[ií]deles|recomi[eé]ndales|"
+               r"indica(?:les)?)\b", _I),
     re.compile(r"\b(?:si|quand|lorsque|chaque\s+fois\s+que)\s+(?:quelqu'un|qqn|l'utilisateur|un\s+utilisateur|on)\b"
                r"[^.!?\n]{0,80}?\b(?:dis-(?:lui|leur)|r[ée]ponds|envoie-(?:le|les)|demande-(?:lui|leur)|"
                r"recommande-(?:lui|leur)|indique-(?:lui|leur))\b", _I),
