@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from app.db.connector import redact
 from app.db.migrate import upgrade
@@ -15,22 +16,53 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
+    """The job worker, for as long as the process runs: a PostgreSQL restart, crash or outage stops procrastinate's
+    worker (its listener and heartbeat lose their connection); it is started again, on a new pool, after a pause
+    that doubles from ``worker_backoff_s`` to ``worker_backoff_max_s`` while the server stays away. Only a
+    cancellation (the process stopping) ends it."""
+    from procrastinate.worker import Worker
+
     from app.worker.app import act_as_job, connector_for
     from app.worker.app import app as jobs_app
     from app.worker.context import bind_services
 
     from app.background.stalled import retry_stalled_jobs
 
+    from app.db.reachability import Backoff
+
     bind_services(services)
+    jobs_app.perform_import_paths()  # the tasks (run_worker_async does it; the Worker built here needs it too)
     settings = services.settings
-    with jobs_app.replace_connector(connector_for(url)) as app:
-        async with app.open_async():
-            # The jobs of a worker that died mid-job (its heartbeat stopped) run again; then every minute.
-            await retry_stalled_jobs(app.job_manager, seconds_since_heartbeat=settings.worker_stalled_s)
-            await app.run_worker_async(concurrency=concurrency, install_signal_handlers=False,
-                                       name="memvault-worker", worker_middleware=[act_as_job],
-                                       update_heartbeat_interval=settings.worker_heartbeat_s,
-                                       stalled_worker_timeout=settings.worker_stalled_s)
+    pause = Backoff(settings.worker_backoff_s, settings.worker_backoff_max_s)
+    previous: int | None = None  # the id of the worker that lost the database, if it could not unregister
+    while True:
+        worker: Worker | None = None
+        started = time.monotonic()
+        try:
+            with jobs_app.replace_connector(connector_for(url)) as app:
+                async with app.open_async():
+                    if previous is not None:  # its jobs (none runs any more) go back to the queue now, not in 30 s
+                        await app.job_manager.unregister_worker(previous)
+                        previous = None
+                    # The jobs of a worker that died mid-job (its heartbeat stopped) run again; then every minute.
+                    await retry_stalled_jobs(app.job_manager, seconds_since_heartbeat=settings.worker_stalled_s)
+                    worker = Worker(app=app, concurrency=concurrency, install_signal_handlers=False,
+                                    name="memvault-worker", worker_middleware=[act_as_job],
+                                    update_heartbeat_interval=settings.worker_heartbeat_s,
+                                    stalled_worker_timeout=settings.worker_stalled_s)
+                    await worker.run()
+            reason = "it stopped (a side task lost the database)"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the database went away (ConnectorException, a pool timeout), or a fault of ours
+            reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            log.debug("job worker failed", exc_info=exc)
+        if worker is not None and worker.worker_id is not None:
+            previous = worker.worker_id
+        delay = pause.next(ran_for=time.monotonic() - started)
+        log.warning("job worker: %s; starting again in %.1f s, once the database answers", reason, delay)
+        await asyncio.sleep(delay)
+        await services.db.reachability.wait_up()  # a probe every 0.5 s: back within one of the server
 
 
 def is_loopback(host: str) -> bool:
@@ -133,27 +165,29 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
     app = create_app(settings, services=services)
     config = uvicorn.Config(app, host=host, port=port, log_level="info")
     server = uvicorn.Server(config)
-    tasks = [asyncio.create_task(server.serve(), name="api")]
-    if worker:
-        tasks.append(asyncio.create_task(_worker_loop(services, url, settings.worker_concurrency), name="worker"))
+    # The worker outlives the database's restarts (``_worker_loop`` starts it again), and the API does not depend
+    # on it: the API serves until the process is asked to stop, then the worker is stopped.
+    jobs = asyncio.create_task(_worker_loop(services, url, settings.worker_concurrency), name="worker") \
+        if worker else None
     print(f"memvault: API on http://{config.host}:{config.port} (docs at /docs), database {redact(url)}", flush=True)
     try:
-        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
-        for task in done:
-            task.result()
+        await server.serve()
     finally:
+        if jobs is not None:
+            jobs.cancel()
+            await asyncio.gather(jobs, return_exceptions=True)
         await services.close()
     return 0
 
 
 async def run_worker(*, concurrency: int | None) -> int:
+    """``memvault worker``: the job worker alone; it waits for a database that is not up yet, and outlives its
+    restarts."""
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     settings = get_settings()
     owner = database_url(settings)
     url = service_url(settings, owner)
-    services = await Services.start(settings, url=url, ddl_url=owner)
+    services = await Services.start_when_reachable(settings, url=url, ddl_url=owner)
     try:
         await _worker_loop(services, url, concurrency or settings.worker_concurrency)
     finally:

@@ -102,5 +102,30 @@ class Services:
             await db.close()
             raise
 
+    @classmethod
+    async def start_when_reachable(cls, settings: Settings | None = None, *, url: str | None = None,
+                                   ddl_url: str | None = None) -> Services:
+        """:meth:`start`, waiting out a database that does not answer yet (a restart, an outage): tried again
+        after a pause doubling from ``worker_backoff_s`` to ``worker_backoff_max_s``. For the processes that
+        ``memvault serve`` starts (an API process, the job worker), which must not die of a database restart."""
+        import asyncio
+        import logging
+        import time
+
+        from app.db.reachability import Backoff
+        from app.errors import DatabaseUnavailable
+
+        settings = settings or get_settings()
+        pause = Backoff(settings.worker_backoff_s, settings.worker_backoff_max_s)
+        while True:
+            started = time.monotonic()
+            try:
+                return await cls.start(settings, url=url, ddl_url=ddl_url)
+            except DatabaseUnavailable as exc:
+                delay = pause.next(ran_for=time.monotonic() - started)
+                logging.getLogger(__name__).warning("database unavailable (%s); trying again in %.1f s",
+                                                    exc.message.splitlines()[0], delay)
+                await asyncio.sleep(delay)
+
     async def close(self) -> None:
         await self.db.close()

@@ -135,6 +135,11 @@ class Settings(BaseSettings):
     worker_heartbeat_s: float = Field(default=10.0, description="How often a worker records that it is alive.")
     worker_stalled_s: float = Field(default=30.0, description="A worker silent this long is taken for dead: its "
                                     "running jobs are queued again (app/background/stalled.py).")
+    worker_backoff_s: float = Field(default=0.5, description="The job worker lost its database (a restart, an "
+                                    "outage): the first pause before it starts again; doubled at each failure...")
+    worker_backoff_max_s: float = Field(default=10.0, description="...up to this (app/runner.py, _worker_loop).")
+    health_queue_stall_s: float = Field(default=300.0, description="/health answers 503 when jobs have waited this "
+                                        "long and none started meanwhile (the queue is stalled).")
     max_content_chars: int = 20_000
     max_batch_items: int = 500
     max_body_bytes: int = Field(default=12_000_000, description="Largest request body (413 beyond); a full batch of "

@@ -151,13 +151,22 @@ SELECT * FROM memvault.configure_embedder_v1(%s, %s);
 SELECT memvault.defer_job_v1(%s, %s::jsonb, %s, %s) AS id;
 
 -- health --
--- app/api/health.py
+-- app/api/health.py: live workers (a heartbeat within %(alive_s)s seconds), the jobs waiting and running, how long
+-- the oldest job due has waited (since it was deferred or scheduled), and how long ago a job last started.
 SELECT current_setting('server_version') AS server_version,
 (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector,
 (SELECT extversion FROM pg_extension WHERE extname = 'age') AS age,
 (SELECT count(*) FROM public.procrastinate_workers
-  WHERE last_heartbeat > now() - interval '60 seconds') AS live_workers,
-(SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'todo') AS queued_jobs;
+  WHERE last_heartbeat > now() - make_interval(secs => %(alive_s)s)) AS live_workers,
+(SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'todo') AS queued_jobs,
+(SELECT count(*) FROM public.procrastinate_jobs WHERE status = 'doing') AS running_jobs,
+(SELECT extract(epoch FROM now() - min(greatest(j.scheduled_at, queued.at)))
+   FROM public.procrastinate_jobs j,
+        LATERAL (SELECT max(e.at) AS at FROM public.procrastinate_events e
+                  WHERE e.job_id = j.id AND e.type IN ('deferred', 'deferred_for_retry', 'retried')) queued
+  WHERE j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())) AS oldest_due_s,
+(SELECT extract(epoch FROM now() - e.at) FROM public.procrastinate_events e
+  WHERE e.type = 'started' ORDER BY e.id DESC LIMIT 1) AS last_start_s;
 
 -- reembed_abort --
 -- app/commands.py
@@ -756,3 +765,42 @@ SELECT * FROM memvault.entities_by_keys_v1(%s);
 -- normalize_entities --
 -- app/background/normalize.py: merges, then renames
 SELECT memvault.normalize_entities_v1(%s::jsonb, %s::jsonb) AS r;
+
+-- scrub_statements --
+-- app/db/scrub.py: the VACUUM FULL statements of a physical erasure, to run one by one (autocommit)
+SELECT statement FROM memvault.scrub_statements_v1(%(catalog)s);
+
+-- scrub_privileges --
+-- app/db/scrub.py: what the login may do of a physical erasure (rewrite the catalog, checkpoint, switch WAL)
+SELECT r.rolsuper AS superuser,
+       r.rolsuper OR pg_has_role('pg_checkpoint', 'MEMBER') AS checkpoint,
+       has_function_privilege('pg_switch_wal()', 'EXECUTE') AS switch_wal
+  FROM pg_roles r WHERE r.rolname = current_user;
+
+-- scrub_wal_recycle_off --
+-- app/db/scrub.py: WAL segments a checkpoint frees are removed, not renamed for reuse with their bytes in them
+ALTER SYSTEM SET wal_recycle = off;
+
+-- scrub_wal_recycle_reset --
+-- app/db/scrub.py
+ALTER SYSTEM RESET wal_recycle;
+
+-- reload_conf --
+-- app/db/scrub.py
+SELECT pg_reload_conf();
+
+-- checkpoint --
+-- app/db/scrub.py
+CHECKPOINT;
+
+-- switch_wal --
+-- app/db/scrub.py: the segment being written is closed; the next write starts a new one
+SELECT pg_switch_wal() AS lsn;
+
+-- wal_segments --
+-- app/db/scrub.py: the WAL segment being written, and the segment files after it (made ahead of time from old
+-- segments: their bytes are old WAL until overwritten)
+SELECT pg_walfile_name(pg_current_wal_insert_lsn()) AS current,
+       (SELECT count(*) FROM pg_ls_waldir() w
+         WHERE w.name ~ '^[0-9A-F]{24}$' AND w.name > pg_walfile_name(pg_current_wal_insert_lsn())) AS ahead,
+       (SELECT count(*) FROM pg_ls_waldir() w WHERE w.name ~ '^[0-9A-F]{24}$') AS files;

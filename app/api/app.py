@@ -68,8 +68,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         owned = services is None
-        state["services"] = app.state.services = services or await Services.start(settings, url=url,
-                                                                                    ddl_url=ddl_url)
+        # An API process (re)started while the database is away waits for it rather than fail its start-up.
+        state["services"] = app.state.services = services or await Services.start_when_reachable(
+            settings, url=url, ddl_url=ddl_url)
         try:
             yield
         finally:

@@ -15,8 +15,9 @@ from psycopg import errors as pgerrors
 from psycopg.adapt import Loader
 from psycopg.rows import dict_row
 from psycopg.types import TypeInfo
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
+from app.db.reachability import Reachability, lost_server
 from app.errors import (
     ConfigError,
     Conflict,
@@ -149,18 +150,37 @@ class Database:
         # SECURITY DEFINER function. A short autocommit connection runs the statement the owner's
         # memvault.ann_index_ddl_v1 writes; nothing else ever uses it. None: ``url`` (already the owner's).
         self.ddl_url = ddl_url or url
-        self.pool = AsyncConnectionPool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=timeout,  # how long a request waits for a connection before it is a 503
+        self._closing = None  # the pool replaced after an outage, while it closes
+        self._pool_options = {"min_size": min_size, "max_size": max_size, "timeout": timeout}
+        self.pool = self._new_pool()
+        # A restart or an outage of the server: refused at once with 503 until a probe reaches it again, then
+        # served by a new pool (the old one's reconnection attempts back off up to half a minute).
+        self.reachability = Reachability(url, on_back=self._renew_pool)
+
+    def _new_pool(self) -> AsyncConnectionPool:
+        return AsyncConnectionPool(
+            self.url,
+            **self._pool_options,  # timeout: how long a request waits for a connection before it is a 503
             open=False,
             configure=configure_connection,
             kwargs={"row_factory": dict_row, "autocommit": False},
             name="memvault",
         )
 
+    async def _renew_pool(self) -> None:
+        """The server is back: new requests get a new pool, opened now; the old one, its connections dead with the
+        server, closes once the requests it still serves (or makes wait) are done."""
+        import asyncio
+
+        new = self._new_pool()
+        await new.open(wait=True, timeout=self.pool.timeout)  # its min_size connections made, then it serves
+        old, self.pool = self.pool, new
+        self._closing = asyncio.get_running_loop().create_task(old.close(timeout=old.timeout + 5))
+
     async def open(self) -> None:
+        import asyncio
+
+        self.reachability.loop = asyncio.get_running_loop()
         try:
             await self.pool.open(wait=True, timeout=30)
         except psycopg.Error as exc:
@@ -170,7 +190,10 @@ class Database:
                                       hint="check `memvault db status` or MEMVAULT_DATABASE_URL") from exc
 
     async def close(self) -> None:
+        await self.reachability.close()
         await self.pool.close()
+        if self._closing is not None:
+            await self._closing
 
     async def __aenter__(self) -> Database:
         await self.open()
@@ -181,6 +204,7 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self, vault_id: UUID | None = None) -> AsyncIterator[psycopg.AsyncConnection]:
+        self.reachability.check()
         try:
             async with self.pool.connection() as conn:
                 async with conn.transaction():
@@ -194,8 +218,13 @@ class Database:
                         await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
                     yield conn
         except psycopg.Error as exc:
-            raise translate(exc) from exc
-        except PoolTimeout as exc:  # no connection could be had (the server is down or every one is busy)
+            error = translate(exc)
+            if lost_server(exc):
+                self.reachability.failed(exc)
+            raise error from exc
+        except (PoolTimeout, PoolClosed) as exc:  # no connection (the server is down, every one is busy, or the
+            # request waited on the pool an outage replaced)
+            self.reachability.suspect()
             raise DatabaseUnavailable(f"no database connection within {self.pool.timeout:g} s: {exc}",
                                       hint="the database is unreachable or overloaded; retry shortly") from exc
 

@@ -67,7 +67,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
     from app.interfaces import mcp
     from app.runner import LOG_FORMAT
-    from app.services import Services
+    from app.services import Services, database_url, service_url
+    from app.settings import get_settings
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
     log = logging.getLogger("app.interfaces.mcp")
@@ -77,7 +78,11 @@ def _mcp(args: argparse.Namespace) -> int:
         # stdout carries the protocol only: what is printed while starting (provisioning, a library) goes to
         # stderr; while serving, the SDK's stdio transport points fd 1 at stderr itself.
         with contextlib.redirect_stdout(sys.stderr):
-            services = await Services.start()
+            # As the API: logged in as the service's role (memvault_service: no superuser, row-level security),
+            # the tables' owner only for a vault's index DDL.
+            settings = get_settings()
+            owner = database_url(settings)
+            services = await Services.start(settings, url=service_url(settings, owner), ddl_url=owner)
         try:
             principal, vault = await open_vault_as(services, key, args.vault, "read")
             default = vault.name if vault is not None else None

@@ -40,7 +40,7 @@ import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.errors import InvalidInput, MemvaultError, field_problems
+from app.errors import DatabaseUnavailable, InvalidInput, MemvaultError, field_problems
 from app.read.api import RecallIn
 from app.write.schemas import FeedbackIn, MemoryIn, TurnsIn
 
@@ -153,9 +153,9 @@ class MemvaultTools:
         except ValidationError as exc:
             return _tool_error(f"invalid arguments for {name}: {field_problems(exc)}")
         except MemvaultError as exc:
-            if exc.status >= 500:  # ours, not the caller's: logged; the model is told it failed
+            if exc.status >= 500 and exc.status != 503:  # ours, not the caller's: logged; the model is told
                 log.error("mcp tool %s failed: %s", name, exc, exc_info=exc)
-            return _tool_error(str(exc))
+            return error_result(exc)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=False)
 
     async def read_resource(self, uri: str) -> str:
@@ -232,8 +232,21 @@ def _decision_line(r: dict[str, Any]) -> str:
     return f"{r['decision']}{block}" + (f": {why}" if why else "")
 
 
-def _tool_error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+def _tool_error(message: str, details: dict[str, Any] | None = None) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True,
+                                structured_content=details)
+
+
+def error_result(exc: MemvaultError) -> types.CallToolResult:
+    """A failed call as the model should read it. The database away (a restart, an outage) is MCP's 503: nothing
+    was done, retry after the pause; its ``structuredContent`` carries the REST API's fields and the status."""
+    if isinstance(exc, DatabaseUnavailable):
+        retry = int((exc.headers or {}).get("Retry-After", "2"))
+        return _tool_error(f"the memory database is unavailable right now (restarting or unreachable); nothing was "
+                           f"done: retry this call in {retry} s. ({exc.message})",
+                           {"error": type(exc).__name__, "status": 503, "retry_after_s": retry,
+                            "detail": exc.message, "hint": exc.hint})
+    return _tool_error(str(exc))
 
 
 def instructions(default_vault: str | None) -> str:
@@ -259,8 +272,8 @@ def build_server(tools_for: Callable[[ServerRequestContext], Awaitable[MemvaultT
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are " + ", ".join(TOOLS))
         try:
             tools = await tools_for(ctx)
-        except MemvaultError as exc:  # no key, or one that is wrong or revoked
-            return _tool_error(str(exc))
+        except MemvaultError as exc:  # no key, or one that is wrong or revoked; or the database is away
+            return error_result(exc)
         return await tools.call(params.name, params.arguments or {})
 
     async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
@@ -336,6 +349,7 @@ def _keys_required(app: Starlette, services: Services) -> ASGIApp:
     from starlette.datastructures import Headers
     from starlette.responses import JSONResponse
 
+    from app.api.errors import ErrorBody
     from app.api.guard import presented_key
     from app.auth import authenticate
 
@@ -343,9 +357,17 @@ def _keys_required(app: Starlette, services: Services) -> ASGIApp:
         if scope["type"] == "http":
             try:
                 await authenticate(services.db, presented_key(SimpleNamespace(headers=Headers(scope=scope), scope=scope)))
+            except DatabaseUnavailable:
+                # The key cannot be checked now. An HTTP 503 would reach the agent as the SDK's bare "Server
+                # returned an error response"; the request goes on instead, and every tool call and resource read
+                # checks the key again (``tools_for``) and answers the database's absence as a tool error that
+                # says to retry. Without a checked key a client can only initialize and list the tools meanwhile.
+                pass
             except MemvaultError as exc:
-                body = {"error": type(exc).__name__, "detail": exc.message, "hint": exc.hint}
-                await JSONResponse(body, status_code=exc.status, headers=exc.headers)(scope, receive, send)
+                body = ErrorBody(error=type(exc).__name__, detail=exc.message,
+                                 where=f"{scope.get('method', '')} {scope.get('path', '')}", hint=exc.hint)
+                await JSONResponse(body.model_dump(mode="json"), status_code=exc.status,
+                                   headers=exc.headers)(scope, receive, send)
                 return
         await app(scope, receive, send)
 

@@ -17,9 +17,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("purge", help="erase a vault, or one memory of it, for good (soft delete is the API's "
                                      "default; this is the hard delete)")
-    p.add_argument("--vault", required=True, metavar="NAME")
+    p.add_argument("--vault", default=None, metavar="NAME", help="the vault to purge (may be left out with "
+                   "--physical: only the physical step, after a purge done through the API)")
     p.add_argument("--memory", type=int, default=None, metavar="ID", help="only this memory (and the turns it was "
                    "said in, and what was derived from them)")
+    p.add_argument("--physical", action="store_true", help="then make PostgreSQL's files forget the erased rows: "
+                   "rewrite every table (VACUUM FULL: each table locked while it is rewritten), checkpoint and "
+                   "switch the WAL past them (docs/operations.md, Erasure)")
     p.set_defaults(func=_purge)
 
 
@@ -55,7 +59,14 @@ def _purge(args: argparse.Namespace) -> int:
     from app.vaults import get_vault, purge_vault
     from app.write.memories import purge_memory
 
+    if args.vault is None and not args.physical:
+        from app.errors import InvalidInput
+
+        raise InvalidInput("purge needs --vault NAME (or --physical alone: the physical step only)")
+
     async def run() -> int:
+        if args.vault is None:
+            return 0
         services = await Services.start()
         try:
             if args.memory is None:
@@ -71,4 +82,11 @@ def _purge(args: argparse.Namespace) -> int:
             await services.close()
         return 0
 
-    return asyncio.run(run())
+    status = asyncio.run(run())
+    if args.physical:
+        from app.db.scrub import scrub
+        from app.services import database_url
+        from app.settings import get_settings
+
+        print(f"physical erasure: {scrub(database_url(get_settings())).summary()}")
+    return status

@@ -280,3 +280,25 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION memvault.erasure_residue_v1(text) FROM PUBLIC;
+
+-- The statements of a physical erasure (memvault purge --physical, app/db/scrub.py), in order: every table of the
+-- database that is not PostgreSQL's own (memvault's, the job queue's, every AGE graph's; partitions one by one)
+-- rewritten with VACUUM (FULL, ANALYZE), so that no page keeps a deleted row's bytes; then pg_statistic, where
+-- ANALYZE's most common values of the old rows were, rewritten too (superuser only: p_catalog false leaves it).
+-- VACUUM cannot run in a function, so this returns the text and the caller runs it, as ann_index_ddl_v1 does.
+CREATE OR REPLACE FUNCTION memvault.scrub_statements_v1(p_catalog boolean DEFAULT true)
+    RETURNS TABLE (statement text)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog
+    AS $$
+    SELECT s FROM (
+        SELECT format('VACUUM (FULL, ANALYZE) %I.%I', ns.nspname, c.relname) AS s, 0 AS o, ns.nspname, c.relname
+          FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+         WHERE c.relkind IN ('r', 'm')
+           AND ns.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+           AND ns.nspname NOT LIKE 'pg_temp%' AND ns.nspname NOT LIKE 'pg_toast_temp%'
+        UNION ALL
+        SELECT 'VACUUM (FULL) pg_catalog.pg_statistic', 1, 'pg_catalog', 'pg_statistic' WHERE p_catalog
+    ) x ORDER BY o, nspname, relname
+$$;
+REVOKE ALL ON FUNCTION memvault.scrub_statements_v1(boolean) FROM PUBLIC;

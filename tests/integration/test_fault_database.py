@@ -87,7 +87,7 @@ async def test_outage_is_503_with_retry_after_and_no_acknowledged_write_is_lost(
         await asyncio.sleep(0.02)
 
     assert refused, f"the outage refused no write: {statuses}"
-    assert statuses[200] > len(refused) and not set(statuses) - {200, 503}, statuses
+    assert statuses[200] and not set(statuses) - {200, 503}, statuses  # refused at once while it is away
     recovered = [k for k in acked if int(k.split("-")[1]) >= phase["outage_over_at"]]
     assert recovered, "the service did not recover by itself"
 

@@ -87,8 +87,10 @@ async def test_embedder_mismatch_is_a_clear_error(services) -> None:
 
 async def test_health_reports_versions_embedder_and_worker(client) -> None:
     resp = await client.get("/health")
-    assert resp.status_code == 200
+    assert resp.status_code == 503 and resp.headers["retry-after"]  # no worker runs in this test: jobs would not run
     body = resp.json()
+    assert body["status"] == "unavailable" and "no job worker" in body["problems"][0]
+    assert body["api"]["alive"] and body["database"]["reachable"] and body["queue"]["stalled"] is False
     assert body["database"]["server_version"].startswith("17")
     assert body["database"]["extensions"]["vector"].startswith("0.8")
     assert body["database"]["extensions"]["age"].startswith("1.5")

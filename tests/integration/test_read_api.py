@@ -20,7 +20,8 @@ async def test_recall_endpoint_formats_and_meta(client, services, vault) -> None
                           json={"query": "OCR deadline", "format": "text", "token_budget": 50, "thinking": "slow"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["text"].startswith("1. ") and "OCR" in body["text"] and body["meta"]["thinking"] == "slow"
+    assert body["text"].startswith("<memories ") and '<memory n="1" id=' in body["text"] and "OCR" in body["text"]
+    assert body["meta"]["thinking"] == "slow"
     assert body["meta"]["crag"]["verdict"] in {"CORRECT", "AMBIGUOUS", "INCORRECT"}
     r = await client.post(f"/v1/vaults/{vault.name}/recall",
                           json={"query": "OCR", "format": "json", "as_of": "2020-01-01T00:00:00Z"})

@@ -145,9 +145,10 @@ def test_formatter_budget_split_summary_and_dup_collapse() -> None:
     main_tokens = sum(c.tokens for c in packed.cards)
     assert main_tokens <= 60  # cards get 60% when there is cascade
     text = render(packed.cards, packed.cascade_cards, "text")["text"]
-    assert text.startswith("1. short memory one") and "Related:" in text
+    assert text.startswith("<memories ") and '<memory n="1" id="1">short memory one</memory>' in text
+    assert "<related>" in text and text.endswith("</memories>")
     assert set(render(packed.cards, [], "json")["cards"][0]) == {"id", "text", "score", "valid_at", "session_id",
-                                                                 "expand"}
+                                                                 "expand", "redacted", "instruction_like"}
 
 
 def test_token_counts_are_cl100k() -> None:
