@@ -80,6 +80,8 @@ def ensure_rootfs(
                     hint="unset MEMVAULT_ROOTFS_DIR (memvault then unpacks a tree of your own in the data "
                     "directory), or run as root",
                 )
+            if unpacked:
+                _unpacked_fixups(root)
             missing = [p for p in packages if p not in marker.get("packages", [])]
             if not missing:
                 return f"cached ({root})"
@@ -210,15 +212,27 @@ def _unpack(root: Path, packages: list[str], mirror: str, log: CommandLog) -> di
         name, version = deb.name.split("_")[:2]
         versions[name] = version.replace("%3a", ":")
         deb.unlink()
+    _unpacked_fixups(root)
+    log.note(f"unpacked {len(debs)} packages into {root}")
+    return versions
+
+
+def _unpacked_fixups(root: Path) -> None:
+    """What the packages' maintainer scripts would have made in an unpacked tree, which none ran; idempotent, so a
+    tree unpacked by an older memvault gets what it lacks too."""
     for sub in ("etc", "tmp", "dev", "var/lib/postgresql", "srv"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     (root / "tmp").chmod(0o1777)
+    # what tzdata's maintainer script would have made: zoneinfo/localtime points at /etc/localtime, and the server
+    # reads every zone file to list pg_timezone_names (a dangling link there fails any time zone lookup)
+    localtime = root / "etc/localtime"
+    if not localtime.is_symlink() and not localtime.exists():
+        localtime.symlink_to("/usr/share/zoneinfo/Etc/UTC")
+    (root / "etc/timezone").write_text("Etc/UTC\n")
     passwd, group = root / "etc/passwd", root / "etc/group"
     passwd.write_text(f"root:x:0:0:root:/root:/bin/sh\n"
                       f"postgres:x:{UNPACKED_UID}:{UNPACKED_UID}:PostgreSQL:/var/lib/postgresql:/bin/sh\n")
     group.write_text(f"root:x:0:\npostgres:x:{UNPACKED_UID}:\n")
-    log.note(f"unpacked {len(debs)} packages into {root}")
-    return versions
 
 
 _UNPACKED_HINT = (

@@ -134,6 +134,9 @@ def test_a_user_without_root_sets_up_serves_writes_and_recalls(rootless_user, us
             assert r.status_code == 200, r.text
             r = http.post("/v1/vaults/bob/recall", json={"query": "where do I live now?"})
             assert r.status_code == 200 and "Tainan" in r.text, r.text
+            # the server reads the tree's zone files (pg_timezone_names): the unpacked tree has them all
+            r = http.put("/v1/vaults/bob/dream/schedule", json={"timezone": "Asia/Taipei", "hour": 4})
+            assert r.status_code == 200, r.text
         status = _as_user(rootless_user, [*memvault, "db", "status"], env)
         assert "userns" in status.stdout, status.stdout
     finally:
