@@ -25,6 +25,7 @@ from app.errors import (
     InvalidInput,
     MemvaultError,
     NotFound,
+    StaleWrite,
 )
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ _CUSTOM_SQLSTATES: dict[str, type[MemvaultError]] = {
     "MV404": NotFound,
     "MV409": Conflict,
     "MV422": InvalidInput,
+    "MVSTL": StaleWrite,
 }
 
 
