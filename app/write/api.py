@@ -12,7 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 from app.auth import Principal
 from app.errors import InvalidInput
 from app.services import Services
-from app.vaults import get_vault
+from app.vaults import Vault, get_vault
 from app.write import idempotency
 from app.write.items import WriteItem
 from app.write.memories import get_memory, purge_memory, retract_memory
@@ -105,27 +105,24 @@ class MemoryController(Controller):
 
     @post("/{block_id:int}/feedback", summary="Feedback on a memory: '+' it helped, '-' it did not",
           status_code=200, responses=ERROR_RESPONSES)
-    async def feedback(self, vault: str, block_id: int, services: Services,
+    async def feedback(self, vault: str, block_id: int, services: Services, v: Vault,
                        data: Annotated[FeedbackIn, browse.FEEDBACK_BODY]) -> FeedbackOut:
         from app.write.memories import feedback_memory
 
-        v = await get_vault(services.db, vault)
         return FeedbackOut.model_validate(await feedback_memory(services, v, block_id, data.value, note=data.note))
 
     @get("/{block_id:int}", summary="One memory, with its earlier versions and every place it was said",
          responses=ERROR_RESPONSES)
-    async def show(self, vault: str, block_id: int, services: Services) -> MemoryOut:
-        v = await get_vault(services.db, vault)
+    async def show(self, vault: str, block_id: int, services: Services, v: Vault) -> MemoryOut:
         row = await get_memory(services, v, block_id)
         return MemoryOut.model_validate(row)
 
     @delete("/{block_id:int}", summary="Delete a memory: soft by default (retracted: no longer recalled or "
             "listed, kept in its history); ?purge=true erases it with the turns it was said in and every copy",
             responses=ERROR_RESPONSES)
-    async def remove(self, vault: str, block_id: int, services: Services, principal: Principal,
+    async def remove(self, vault: str, block_id: int, services: Services, v: Vault, principal: Principal,
                      purge: bool = Parameter(query="purge", default=False, required=False,
                                              description="true: erase for good (needs an admin key)")) -> None:
-        v = await get_vault(services.db, vault)
         if purge:
             principal.require(vault, "admin")  # a write key retracts; erasing takes an admin key
             await purge_memory(services, v, block_id)
@@ -162,8 +159,8 @@ class SessionController(Controller):
         return await browse.list_turns(services, vault, session, limit, cursor)
 
     @post("/close", summary="Close a session: atomic units, a summary and a thread map", status_code=200)
-    async def close(self, vault: str, session: str, services: Services) -> CloseOut:
-        result = await services.sessions.close(await get_vault(services.db, vault), session)
+    async def close(self, vault: str, session: str, services: Services, v: Vault) -> CloseOut:
+        result = await services.sessions.close(v, session)
         return CloseOut(session_id=result.session_id, units=[ItemOut(**r.as_dict()) for r in result.units],
                         summary_block_id=result.summary_block_id, summary_words=result.summary_words,
                         thread_map=result.thread_map, segment=result.segment)

@@ -98,7 +98,7 @@ class BulkIngest:
                 yield batch
 
         async def screen(batch: list[WriteItem]) -> list:
-            return await asyncio.to_thread(self.write.screen, batch, max_items=len(batch))
+            return await self.services.models.run(self.write.screen, batch, max_items=len(batch))
 
         mirror = self._mirror()
         defer_index = await self._defer_index(vault)
@@ -146,7 +146,7 @@ class BulkIngest:
                 where += [(n, item.turn_ids[0]) for item in made]
                 before[part.session_id] = part.turns[-1].content
                 last_seen[part.session_id] = part.turns[-1].content
-            prepared = await asyncio.to_thread(self.write.screen, items, max_items=len(items))
+            prepared = await self.services.models.run(self.write.screen, items, max_items=len(items))
             return prepared, where
 
         async def write(parts: list[_Part], screened: tuple[list, list[tuple[int, int]]]) -> None:

@@ -7,7 +7,6 @@ the audit entries (rejections included, with rule and ruleset version) and the g
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import time
@@ -118,7 +117,7 @@ class WriteTrack:
     async def remember(self, vault: Vault, items: Sequence[WriteItem], *, hook: Hook | None = None) -> list[ItemResult]:
         """Run items through the whole track: screened (embedded) first, then decided and persisted in one
         transaction under the vault's write lock (app/write/serial.py)."""
-        prepared = await asyncio.to_thread(self.screen, items)
+        prepared = await self.services.models.run(self.screen, items)
 
         async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers) -> list[ItemResult]:
             await self.decide(vault, prepared, conn, answers=answers)
@@ -134,7 +133,7 @@ class WriteTrack:
                      mirror: VectorMirror | None = None) -> T:
         """``work`` (which decides ``prepared`` on the answers it is given, then applies them) in one transaction
         holding the vault's write lock; the model calls Dedup needs are made outside it (app/write/serial.py)."""
-        answers = ModelAnswers(self.dedup, self.services.embedder.embed_documents)
+        answers = ModelAnswers(self.dedup, self._embed)
 
         async def rehearse() -> None:
             await self.decide(vault, prepared, None, mirror, answers=answers.outside(), rehearsal=True)
@@ -150,6 +149,9 @@ class WriteTrack:
         out = await locked_write(self.services.db, vault.id, answers, run, rehearse)
         self.clock.add("commit", time.perf_counter() - t_commit)
         return out
+
+    async def _embed(self, texts: list[str]) -> np.ndarray:
+        return await self.services.models.embed_documents(self.services.embedder, texts)
 
     def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None) -> list[_Prepared]:
         """What needs neither the database nor the other items' decisions: validate, normalize, one embedding
@@ -184,7 +186,7 @@ class WriteTrack:
         if not passing:
             return
         if answers is None:
-            answers = ModelAnswers(self.dedup, self.services.embedder.embed_documents, asking=True)
+            answers = ModelAnswers(self.dedup, self._embed, asking=True)
         t0 = time.perf_counter()
         if rehearsal:
             # Stand-in ids above every real one (as the ids a batch draws are), so candidates tie-break alike.

@@ -28,7 +28,6 @@ SUPERSEDE target changed by a writer that takes no lock: a dream, an edit, a del
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 from uuid import UUID
@@ -63,9 +62,10 @@ class ModelAnswers:
     locked transaction): a question without an answer raises :class:`NeedModels`; True (outside it): the model is
     asked there and then."""
 
-    def __init__(self, dedup: Dedup, embed: Callable[[list[str]], np.ndarray], *, asking: bool = False) -> None:
+    def __init__(self, dedup: Dedup, embed: Callable[[list[str]], Awaitable[np.ndarray]], *,
+                 asking: bool = False) -> None:
         self.dedup = dedup
-        self.embed = embed  # the embedder's embed_documents (run in a worker thread)
+        self.embed = embed  # the embedder's embed_documents, through the model seam (app/models/calls.py)
         self.asking = asking
         self.conflicts: dict[str, ResolveConflictOutput] = {}
         self.vectors: dict[str, np.ndarray] = {}
@@ -91,7 +91,7 @@ class ModelAnswers:
         if hit is None:
             if not self.asking:
                 raise NeedModels(text=text)
-            [hit] = await asyncio.to_thread(self.embed, [text])
+            [hit] = await self.embed([text])
             self.vectors[text] = hit
             self.asked += 1
         return hit

@@ -15,7 +15,6 @@ segment rather than a new session or a re-close of everything). What earlier clo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -93,7 +92,7 @@ class SessionTrack:
             before = await self._last_turn(vault, session_id)
             items = self.turn_items(session_id, turns, range(len(turns)), before)
             where = [item.turn_ids[0] for item in items]  # each chunk's turn, by position
-            prepared = await asyncio.to_thread(self.write.screen, items)
+            prepared = await self.services.models.run(self.write.screen, items)
 
             async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers,
                            before: str | None = before, where: list[int] = where,
@@ -187,7 +186,7 @@ class SessionTrack:
         # A session's units are not a client's batch: a long session (a pasted document) may give more than a
         # request may hold (max_batch_items), and its close must not fail on that.
         limit = max(len(items), 1)
-        prepared = await asyncio.to_thread(self.write.screen, items, max_items=limit)
+        prepared = await self.services.models.run(self.write.screen, items, max_items=limit)
 
         async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers) -> list[ItemResult]:
             await self.write.decide(vault, prepared, conn, mirror, answers=answers)
@@ -232,7 +231,7 @@ class SessionTrack:
         """For each topic of this session, the earlier sessions whose topic units resemble it."""
         if not topics:
             return {"session": session_id, "threads": []}
-        vectors = await asyncio.to_thread(self.services.embedder.embed_documents, topics)
+        vectors = await self.services.models.embed_documents(self.services.embedder, topics)
         threads = []
         for topic, vec in zip(topics, vectors, strict=True):
             rows = await self.services.db.fetchall(

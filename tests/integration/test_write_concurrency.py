@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -16,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.db.cluster import free_port
 from app.errors import StaleWrite
 from app.models.base import LLM, Embedder
 from app.services import Services
@@ -24,6 +22,7 @@ from app.vaults import create_vault
 from app.write.items import WriteItem
 from app.write.pipeline import WriteTrack
 from app.write.sessions import SessionTrack, TurnIn
+from tests.integration.served import served
 from tests.integration.test_write_batch import assert_same_vaults
 
 T0 = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)
@@ -43,28 +42,6 @@ TEXTS = [
 ]
 FIXTURES = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 _names = itertools.count()
-
-
-@asynccontextmanager
-async def served(services):
-    """The API under uvicorn on a loopback port: requests really run at once (the ASGI test client runs one at a
-    time)."""
-    import uvicorn
-
-    from app.api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(services.settings, services=services), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            assert not task.done(), "uvicorn did not start"
-            await asyncio.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
 
 
 def item(n: int, text: str) -> WriteItem:
