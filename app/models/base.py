@@ -1,6 +1,7 @@
 """The three model protocols: small abstract classes every backend implements.
 
-- :class:`Embedder` is synchronous (CPU-bound; async callers use ``asyncio.to_thread``).
+- :class:`Embedder` is synchronous (CPU-bound, or a blocking HTTP client): async callers go through
+  ``services.models`` (app/models/calls.py), the thread pool sized by ``settings.model_threads``.
 - :class:`Reranker` and :class:`LLM` are asynchronous (they usually talk to a server).
 
 Failures are :class:`~app.errors.ModelError` (or :class:`~app.errors.CircuitOpen`); callers degrade on them.

@@ -73,7 +73,7 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None
 
 async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path) -> None:
     """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the recall's unit and its
-    write-back. Before issue 33: 24 (six transactions of four round trips)."""
+    write-back. Before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
     async with served(api_services) as url, httpx.AsyncClient(
             base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=30) as http:
         assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201

@@ -207,3 +207,17 @@ async def test_a_revision_of_a_changed_row_raises(services, vault) -> None:
             await conn.execute("SELECT memvault.revise_blocks_v1(%s, %s::jsonb, NULL)", (
                 vault.id, f'[{{"action": "SUPERSEDE", "target": {b.block_id}, "block_id": {b.block_id}, '
                           '"expected": "I like coffee"}]'))
+
+
+async def test_round_trips_of_one_write(services, vault, tmp_path) -> None:
+    """One new memory: BEGIN + scope + lock + its block id, its candidates, the apply (block, source, audit and
+    the graph job, read at the job's id) and COMMIT, in one transaction. Before issue 33: 16 round trips in three
+    transactions (the block id and the candidates each read in a transaction of their own)."""
+    from tests.integration.test_read_unit_of_work import round_trips
+
+    await services.write.remember(vault, [item(0, "I like green tea")])
+    async with round_trips(services.db, tmp_path) as seen:
+        [r] = await services.write.remember(vault, [item(1, "My dentist appointment is on Friday at 3pm")])
+    assert r.decision == "CREATE"
+    print(f"\nround trips per write: {sum(seen)} (per checkout: {seen})")
+    assert seen == [4]
