@@ -72,7 +72,12 @@ class MemoryController(Controller):
                            category=m.category, confidence=m.confidence, session_id=m.session_id,
                            metadata=m.metadata) for m in items_in]
         hook = idempotency.recorder(v, idempotency_key, digest, lambda rs: {"results": _items_out(rs)})
-        results = await services.write.remember(v, items, hook=hook)
+        try:
+            results = await services.write.remember(v, items, hook=hook)
+        except idempotency.Raced:  # the same request, sent twice at once: the first one's answer
+            if (stored := await idempotency.replay(services, v, idempotency_key, digest)) is None:
+                raise
+            return WriteOut.model_validate(stored)
         return WriteOut.model_validate({"results": _items_out(results)})
 
     @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES)
@@ -149,7 +154,12 @@ class SessionController(Controller):
         now = datetime.now(UTC)
         turns = [TurnIn(t.role, t.content, t.said_at or now) for t in data.turns]
         hook = idempotency.recorder(v, idempotency_key, digest, lambda r: _turns_out(r).model_dump(mode="json"))
-        result = await services.sessions.append_turns(v, session, turns, hook=hook)
+        try:
+            result = await services.sessions.append_turns(v, session, turns, hook=hook)
+        except idempotency.Raced:  # the same request, sent twice at once: the first one's answer
+            if (stored := await idempotency.replay(services, v, idempotency_key, digest)) is None:
+                raise
+            return TurnsOut.model_validate(stored)
         return _turns_out(result)
 
     @get("/turns", summary="A session's turns in the order they were said (a cursor page)",

@@ -221,3 +221,21 @@ async def test_round_trips_of_one_write(services, vault, tmp_path) -> None:
     assert r.decision == "CREATE"
     print(f"\nround trips per write: {sum(seen)} (per checkout: {seen})")
     assert seen == [4]
+
+
+async def test_one_idempotency_key_sent_twice_at_once_writes_once(api_services, admin_key, services) -> None:
+    """The second request waits for the vault's lock, finds the first one's answer stored, and returns it."""
+    async with served(api_services) as url, httpx.AsyncClient(
+            base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=60) as http:
+        assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
+        body = {"content": "My passport expires in June 2027"}
+        headers = {"Idempotency-Key": "retry-123"}
+        a, b = await asyncio.gather(*(http.post("/v1/vaults/alice/memories", json=body, headers=headers)
+                                      for _ in range(2)))
+        turns = {"turns": [{"role": "user", "content": "I moved to Lisbon in March"}]}
+        c, d = await asyncio.gather(*(http.post("/v1/vaults/alice/sessions/s1/turns", json=turns,
+                                                headers={"Idempotency-Key": "turns-1"}) for _ in range(2)))
+    assert a.status_code == b.status_code == c.status_code == d.status_code == 200, (a.text, b.text, c.text, d.text)
+    assert a.json() == b.json() and c.json() == d.json()
+    n = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block_source")
+    assert n["n"] == 2, "one source for the memory, one for the turn's chunk"
