@@ -108,6 +108,9 @@ class LLM(abc.ABC):
     """Runs named, versioned tasks (:mod:`app.models.tasks`) and returns validated Pydantic objects."""
 
     name: str
+    # True for a backend that answers from rules in this process, without a model or I/O (the heuristic one):
+    # it may be asked inside a transaction (app/write/serial.py); every model-backed LLM is False.
+    instant: bool = False
 
     @abc.abstractmethod
     async def run_traced(self, task: Task[I, O], payload: I) -> TaskResult[O]:

@@ -146,7 +146,9 @@ class WriteTrack:
             t_commit = time.perf_counter()
             return out
 
-        out = await locked_write(self.services.db, vault.id, answers, run, rehearse)
+        # A rehearsal reads the candidates once more: worth it when several items may ask (one asks once anyway).
+        several = sum(p.rejected is None for p in prepared) > 1
+        out = await locked_write(self.services.db, vault.id, answers, run, rehearse if several else None)
         self.clock.add("commit", time.perf_counter() - t_commit)
         return out
 

@@ -20,7 +20,8 @@ would wait, each holding a pooled connection). The embedding (``WriteTrack.scree
 transaction opens. Dedup's question to the LLM (``resolve_conflict``, the uncertain band) and a MERGE's new vector
 depend on the candidates read under the lock, so they cannot all be known before it: the transaction decides with
 the answers it holds (:class:`ModelAnswers`); an item that needs one it lacks raises :class:`NeedModels`, the
-transaction rolls back, the answer is got with no transaction open, and the write runs again. The first time, the
+transaction rolls back, the answer is got with no transaction open, and the write runs again (the heuristic
+LLM, rules without a model or I/O, is the one exception: ``LLM.instant``, asked where it is needed). The first time, the
 whole batch is rehearsed outside the lock (its candidates read as the vault is now, every question asked), so a
 batch of many uncertain items costs one retry, not one per item. A :class:`~app.errors.StaleWrite` (a MERGE or
 SUPERSEDE target changed by a writer that takes no lock: a dream, an edit, a deletion) reruns the write too.
@@ -80,7 +81,7 @@ class ModelAnswers:
     async def conflict(self, ask: Ask) -> ResolveConflictOutput:
         hit = self.conflicts.get(ask.key)
         if hit is None:
-            if not self.asking:
+            if not (self.asking or self.dedup.llm.instant):
                 raise NeedModels(ask=ask)
             hit = self.conflicts[ask.key] = await self.dedup.ask(ask)
             self.asked += 1
