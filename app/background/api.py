@@ -50,7 +50,7 @@ class DreamController(Controller):
                       background: bool = Parameter(default=False, description="queue it for the worker (202)")
                       ) -> Response[dict[str, Any]]:
         from app.background.dream import DreamLoop
-        from app.background.dream_job import defer_dream
+        from app.worker.catalogue import defer_dream
 
         if background:
             await DreamLoop(services).check_gate(v, force=now)  # 409 saying what the gate misses

@@ -28,6 +28,7 @@ from app.write.fingerprint import content_hash, simhash
 from app.write.items import ItemResult, WriteItem
 from app.write.mirror import VectorMirror
 from app.write.provenance import SOURCE_KINDS, trust_for
+from app.worker.catalogue import defer_graph_build
 from app.write.serial import ModelAnswers, locked_write
 from app.write.timing import NO_CLOCK, StageClock
 
@@ -293,8 +294,6 @@ class WriteTrack:
         if audits:
             await conn.execute(Q.audit, (vault.id, json.dumps(audits, default=str)))
         if touched:
-            from app.background.graph_build import defer_graph_build
-
             await defer_graph_build(conn, vault_id=vault.id, block_ids=touched)
         return [results[i] for i in sorted(results)]
 

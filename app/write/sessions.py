@@ -23,12 +23,12 @@ from datetime import datetime
 
 import psycopg
 
-from app.background.prefetch import defer_prefetch
 from app.db.queries import Q
 from app.errors import Conflict, InvalidInput, NotFound
 from app.models.tasks.base import get_task
 from app.services import Services
 from app.vaults import Vault
+from app.worker.catalogue import defer_prefetch
 from app.write.chunking import ChunkingConfig, chunk_turn
 from app.write.items import ItemResult, WriteItem
 from app.write.mirror import VectorMirror
