@@ -82,7 +82,7 @@ class MemoryController(Controller):
 
     @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES)
     async def list(
-        self, vault: str, services: Services,
+        self, vault: str, services: Services, v: Vault,
         category: Category | None = None, kind: browse.Kind | None = None,
         session: str | None = Parameter(default=None, description="Only this session's memories."),
         source_kind: str | None = None, tier: browse.Tier | None = None,
@@ -97,16 +97,16 @@ class MemoryController(Controller):
         recorded_to: datetime | None = Parameter(default=None, description="Recorded before (transaction time)."),
         limit: int = limit_param(50), cursor: str | None = CURSOR,
     ) -> Page[browse.MemoryItem]:
-        return await browse.list_memories(services, vault, {
+        return await browse.list_memories(services, v, {
             "category": category, "kind": kind, "session_id": session, "source_kind": source_kind, "tier": tier,
             "state": which, "contains": contains, "valid_from": valid_from, "valid_to": valid_to,
             "recorded_from": recorded_from, "recorded_to": recorded_to}, limit, cursor)
 
     @patch("/{block_id:int}", summary="Edit a memory's category, confidence, tier, valid time or metadata "
                                       "(earlier values stay in its history)", responses=ERROR_RESPONSES)
-    async def edit(self, vault: str, block_id: int, services: Services,
+    async def edit(self, vault: str, block_id: int, services: Services, v: Vault,
                    data: Annotated[browse.MemoryPatch, browse.PATCH_BODY]) -> MemoryOut:
-        return await browse.edit_memory(services, vault, block_id, data)
+        return await browse.edit_memory(services, v, block_id, data)
 
     @post("/{block_id:int}/feedback", summary="Feedback on a memory: '+' it helped, '-' it did not",
           status_code=200, responses=ERROR_RESPONSES)
@@ -164,9 +164,10 @@ class SessionController(Controller):
 
     @get("/turns", summary="A session's turns in the order they were said (a cursor page)",
          responses=ERROR_RESPONSES)
-    async def list_turns(self, vault: str, session: str, services: Services, limit: int = limit_param(100),
+    async def list_turns(self, vault: str, session: str, services: Services, v: Vault,
+                         limit: int = limit_param(100),
                          cursor: str | None = CURSOR) -> Page[browse.TurnItem]:
-        return await browse.list_turns(services, vault, session, limit, cursor)
+        return await browse.list_turns(services, v, session, limit, cursor)
 
     @post("/close", summary="Close a session: atomic units, a summary and a thread map", status_code=200)
     async def close(self, vault: str, session: str, services: Services, v: Vault) -> CloseOut:
