@@ -46,18 +46,19 @@ class Pipeline:
         and log share it; else one of the run's own), which is closed before a stage that waits on a model."""
         stages = [s for s in self.recipes[ctx.thinking] if s.active(ctx)]
         out: list[Candidate] = list(cands or [])
-        if unit is None:
+        if unit is None and any(s.needs_db for s in stages):
             async with RecallUnit(self.services.db, ctx.vault.id) as own:
                 return await self._run(ctx, stages, out, own)
         return await self._run(ctx, stages, out, unit)
 
     async def _run(self, ctx: RecallContext, stages: list[Stage], out: list[Candidate],
-                   unit: RecallUnit) -> list[Candidate]:
+                   unit: RecallUnit | None) -> list[Candidate]:
         for stage in stages:
             if stage.needs_db:
+                assert unit is not None
                 out = await self._one(replace(ctx, conn=await unit.conn()), stage, out)
                 continue
-            if getattr(stage, "calls_models", False):
+            if unit is not None and getattr(stage, "calls_models", False):
                 await unit.close()  # no transaction waits on a model
             out = await self._one(ctx, stage, out)
         return out
