@@ -163,15 +163,19 @@ def watched(services: Services) -> tuple[Services, _Watch, WatchedLLM]:
 
 async def test_no_connection_is_held_while_a_model_works(services, vault) -> None:
     svc, watch, llm = watched(services)
-    track = WriteTrack(svc)
-    await track.remember(vault, [item(0, "I like green tea")])
-    # The uncertain band: the LLM is asked (MERGE), then the merged text embedded, each with no transaction open.
-    [merged] = await track.remember(vault, [item(1, "I like green tea, especially with jasmine")])
-    assert merged.decision == "MERGE" and llm.calls == 1
-    sessions = SessionTrack(svc)
-    await sessions.append_turns(vault, "s9", [TurnIn("user", "We should ship the beta on Friday", T0),
-                                              TurnIn("assistant", "Agreed, Friday it is", T0)])
-    await sessions.close(vault, "s9")
+    try:
+        track = WriteTrack(svc)
+        await track.remember(vault, [item(0, "I like green tea")])
+        # The uncertain band: the LLM is asked (MERGE), then the merged text embedded, each with no transaction
+        # open (this LLM is not ``instant``: it stands for a model-backed one).
+        [merged] = await track.remember(vault, [item(1, "I like green tea, especially with jasmine")])
+        assert merged.decision == "MERGE" and llm.calls == 1
+        sessions = SessionTrack(svc)
+        await sessions.append_turns(vault, "s9", [TurnIn("user", "We should ship the beta on Friday", T0),
+                                                  TurnIn("assistant", "Agreed, Friday it is", T0)])
+        await sessions.close(vault, "s9")
+    finally:
+        svc.models.close()
     assert watch.busy and set(watch.busy) == {0}, watch.busy
 
 
