@@ -121,8 +121,8 @@ class SessionTrack:
                        hint="nothing was written; send them again")
 
     async def _last_turn(self, vault: Vault, session_id: str) -> str | None:
-        async with self.services.db.transaction(vault.id) as conn:
-            return await last_turn(conn, vault, session_id)
+        row = await self.services.db.fetchone(Q.last_turn, (vault.id, session_id), vault_id=vault.id)
+        return row["content"] if row else None
 
     def turn_items(self, session_id: str, turns: Sequence[TurnIn], turn_ids: Sequence[int],
                    before: str | None) -> list[WriteItem]:
