@@ -243,3 +243,34 @@ async def test_one_idempotency_key_sent_twice_at_once_writes_once(api_services, 
     assert a.json() == b.json() and c.json() == d.json()
     n = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block_source")
     assert n["n"] == 2, "one source for the memory, one for the turn's chunk"
+
+
+async def test_an_import_and_api_writes_at_once_store_each_memory_once(api_services, services, monkeypatch) -> None:
+    """The bulk path decides its batches under the same lock: memories imported while the API writes the same
+    ones (each twice) leave each once (the import's in-memory copy of the vault learns the API's blocks at its next batch).
+    Each apply waits 20 ms after its decision, so writes overlap whatever the machine's speed."""
+    from app.write.bulk import BulkConfig, BulkIngest
+
+    real_apply = WriteTrack.apply
+
+    async def slow_apply(self, conn, v, prepared):
+        await asyncio.sleep(0.02)
+        return await real_apply(self, conn, v, prepared)
+
+    monkeypatch.setattr(WriteTrack, "apply", slow_apply)
+
+    facts = ["I live in Taipei", "My sister is a pediatric nurse in Boston", "I am allergic to peanuts",
+             "Our wedding anniversary is on the 4th of June", "I drive a blue 2015 Honda Civic",
+             "My favourite editor is Vim", "The team standup moved to 9:30 every weekday",
+             "I am learning to play the cello"]
+    vault = await create_vault(services.db, "alice")
+    # The API's services: the pool holds several connections from the start, so the writers really overlap.
+    bulk = BulkIngest(api_services, BulkConfig(batch_items=2, build_ann_index=False))
+    imported, *written = await asyncio.gather(
+        bulk.memories(vault, [item(n, t) for n, t in enumerate(facts)]),
+        *(api_services.write.remember(vault, [item(n, t)]) for n, t in enumerate(facts) for _ in range(2)))
+    decisions = [r.decision for r in imported] + [r[0].decision for r in written]
+    assert decisions.count("CREATE") == len(facts) and decisions.count("SKIP") == 2 * len(facts), decisions
+    rows = await services.db.fetchall("SELECT content FROM memvault.block WHERE vault_id = %s "
+                                      "AND retracted_at IS NULL", (vault.id,))
+    assert sorted(r["content"] for r in rows) == sorted(facts)
