@@ -67,6 +67,11 @@ class Conflict(MemvaultError):
     status = 409
 
 
+class StaleWrite(Conflict):
+    """A block a write meant to change (MERGE, SUPERSEDE) is no longer the row its decision read: the write track
+    decides again (app/write/serial.py); it reaches a client only when the vault kept changing under every try."""
+
+
 class Gone(MemvaultError):
     """It existed and was deleted (a soft-deleted vault)."""
 

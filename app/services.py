@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from app.db.connector import Database
 from app.db.queries import Q
 from app.models.base import LLM, Embedder, Reranker
+from app.models.calls import ModelCalls
 from app.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class Services:
         self.rail2 = rail2  # the second dense rail's model (app/read/rail2.py), None when off
         self.llm = llm
         self.reranker = reranker
+        # The one async seam for blocking model work: a thread pool sized by settings (app/models/calls.py).
+        self.models = ModelCalls(settings.model_threads)
 
     @cached_property
     def judge_llm(self) -> LLM | None:
@@ -129,3 +132,4 @@ class Services:
 
     async def close(self) -> None:
         await self.db.close()
+        self.models.close()

@@ -128,6 +128,9 @@ class Settings(BaseSettings):
                                 "in this file of the data directory (mode 0600).")
     host: str = "127.0.0.1"
     port: int = 8420
+    model_threads: int = Field(default=2, ge=1, le=64, description="Threads that run model calls (embedding, "
+                               "local rerankers and LLMs) off the event loop (app/models/calls.py); one per core "
+                               "the models may use: the 2-core reference machine runs 2.")
     api_workers: int = Field(default=1, ge=1, le=64, description="API processes of `memvault serve` (--workers): "
                              "past 1, each is a process of its own on the same port and the job worker is another; "
                              "Python runs one core per process (docs/benchmarks.md, the load section).")

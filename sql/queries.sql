@@ -314,6 +314,10 @@ SELECT * FROM memvault.api_key_revoke_v1(%s);
 -- app/keys.py
 SELECT memvault.api_key_active_count_v1() AS n;
 
+-- lock_vault_writes --
+-- app/write/serial.py: first in a write's transaction (Dedup's read, decision and apply, one vault at a time)
+SELECT memvault.lock_vault_writes_v1(%(vault)s);
+
 -- allocate_block_ids --
 -- app/write/pipeline.py
 SELECT memvault.allocate_block_ids_v1(%s) AS id;

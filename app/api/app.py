@@ -26,6 +26,7 @@ from app.portability.api import PortabilityController
 from app.read.api import RecallController
 from app.services import Services
 from app.settings import Settings, get_settings
+from app.vaults import Vault, get_vault
 from app.write.api import MemoryController, SessionController
 
 # Every route handler, by plain import: a new feature's controller is one import and one entry here.
@@ -56,6 +57,12 @@ def served_app() -> Litestar:
     return create_app(settings, url=service_url(settings, owner), ddl_url=owner)
 
 
+async def provide_vault(vault: str, services: Services) -> Vault:
+    """The ``v`` of a route with ``{vault}`` in its path: the live vault it names, looked up once per request
+    (404 unknown, 410 deleted), instead of by each handler."""
+    return await get_vault(services.db, vault)
+
+
 def create_app(settings: Settings | None = None, *, services: Services | None = None, url: str | None = None,
                ddl_url: str | None = None) -> Litestar:
     """Build the API. Pass ``services`` to share already-open ones (tests, benchmarks).
@@ -83,7 +90,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     return Litestar(
         route_handlers=list(CONTROLLERS),
         dependencies={"services": Provide(provide_services, use_cache=True),
-                      "principal": Provide(provide_principal, sync_to_thread=False)},
+                      "principal": Provide(provide_principal, sync_to_thread=False),
+                      "v": Provide(provide_vault)},  # the {vault} of the path, looked up once per request
         guards=[require_key],
         lifespan=[lifespan],
         before_request=_ids_in_range,

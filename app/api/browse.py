@@ -19,7 +19,7 @@ from app.db.queries import Q
 from app.read.sanitize import ReadSanitizer
 from app.errors import InvalidInput, NotFound
 from app.services import Services
-from app.vaults import get_vault
+from app.vaults import Vault
 from app.write.schemas import Category, MemoryFields, MemoryOut
 
 Kind = Literal["memory", "chunk", "unit", "summary", "thread"]
@@ -106,11 +106,10 @@ class Neighbourhood(BaseModel):
     relations: list[Relation]
 
 
-async def list_memories(services: Services, vault: str, filters: dict[str, Any], limit: int,
+async def list_memories(services: Services, v: Vault, filters: dict[str, Any], limit: int,
                         cursor: str | None) -> Page[MemoryItem]:
     from psycopg.types.json import Jsonb
 
-    v = await get_vault(services.db, vault)
     after = decode_cursor("memories", cursor)
     given = {k: (x.isoformat() if isinstance(x, datetime) else x) for k, x in filters.items() if x is not None}
     rows = await services.db.fetchall(Q.list_blocks,
@@ -118,7 +117,7 @@ async def list_memories(services: Services, vault: str, filters: dict[str, Any],
     return page("memories", rows, limit, lambda r: [r["id"]], MemoryItem.model_validate)
 
 
-async def edit_memory(services: Services, vault: str, block_id: int, data: MemoryPatch) -> MemoryOut:
+async def edit_memory(services: Services, v: Vault, block_id: int, data: MemoryPatch) -> MemoryOut:
     from psycopg.types.json import Jsonb
 
     from app.write.memories import get_memory
@@ -127,20 +126,18 @@ async def edit_memory(services: Services, vault: str, block_id: int, data: Memor
     if not changes:
         raise InvalidInput("nothing to change: the body has no field",
                            hint="send one of category, confidence, tier, valid_at, invalid_at, metadata")
-    v = await get_vault(services.db, vault)
     await services.db.fetchone(Q.patch_block, (block_id, Jsonb(changes)), vault_id=v.id)
     return MemoryOut.model_validate(await get_memory(services, v, block_id))
 
 
-async def list_turns(services: Services, vault: str, session: str, limit: int, cursor: str | None
+async def list_turns(services: Services, v: Vault, session: str, limit: int, cursor: str | None
                      ) -> Page[TurnItem]:
-    v = await get_vault(services.db, vault)
     after = decode_cursor("turns", cursor)
     rows = await services.db.fetchall(Q.list_turns,
                                       (session, after[0] if after else None, limit + 1), vault_id=v.id)
     if not rows and after is None and not await services.db.fetchone(
             Q.session_exists, (v.id, session), vault_id=v.id):
-        raise NotFound(f"no session {session!r} in vault {vault!r}",
+        raise NotFound(f"no session {session!r} in vault {v.name!r}",
                        hint="list the vault's sessions: GET /v1/vaults/{vault}/sessions")
     sanitizer = ReadSanitizer()
     shown = [_sanitized_turn(sanitizer, r) for r in rows[:limit]] + rows[limit:]  # the extra row: the next page's
@@ -167,11 +164,10 @@ class SessionListController(Controller):
     tags = ["sessions"]
 
     @get("/", summary="List sessions, the most recently active first", responses=ERROR_RESPONSES)
-    async def list_sessions(self, vault: str, services: Services,
+    async def list_sessions(self, vault: str, services: Services, v: Vault,
                             open: bool | None = Parameter(default=None, description="true: open sessions only; "
                                                                                      "false: closed ones only."),
                             limit: int = limit_param(50), cursor: str | None = CURSOR) -> Page[SessionItem]:
-        v = await get_vault(services.db, vault)
         after = decode_cursor("sessions", cursor) or [None, None]
         rows = await services.db.fetchall(Q.list_sessions,
                                           (after[0], after[1], limit + 1, open), vault_id=v.id)
@@ -184,11 +180,10 @@ class EntityController(Controller):
     tags = ["graph"]
 
     @get("/", summary="List the knowledge graph's entities, the most mentioned first", responses=ERROR_RESPONSES)
-    async def list_entities(self, vault: str, services: Services,
+    async def list_entities(self, vault: str, services: Services, v: Vault,
                             contains: str | None = Parameter(default=None, max_length=200,
                                                              description="Text in the name or an alias."),
                             limit: int = limit_param(50), cursor: str | None = CURSOR) -> Page[EntityItem]:
-        v = await get_vault(services.db, vault)
         after = decode_cursor("entities", cursor) or [None, None]
         rows = await services.db.fetchall(Q.list_entities,
                                           (contains, after[0], after[1], limit + 1), vault_id=v.id)
@@ -196,12 +191,11 @@ class EntityController(Controller):
 
     @get("/{entity:str}/neighbourhood", summary="An entity's relations up to `hops` away (AGE graph walk)",
          responses=ERROR_RESPONSES)
-    async def neighbourhood(self, vault: str, entity: str, services: Services,
+    async def neighbourhood(self, vault: str, entity: str, services: Services, v: Vault,
                             hops: int = Parameter(default=1, ge=1, le=3, description="How far to walk (1-3)."),
                             as_of: datetime | None = Parameter(default=None, description="Relations valid then "
                                                                                           "(default now)."),
                             max_edges: int = Parameter(default=200, ge=1, le=2000)) -> Neighbourhood:
-        v = await get_vault(services.db, vault)
         found = await find_entity(services, v, entity)
         rows = await services.db.fetchall(Q.entity_neighbourhood,
                                           (found["id"], hops, as_of, max_edges), vault_id=v.id)

@@ -60,8 +60,8 @@ class VaultController(Controller):
         return page("vaults", [{"v": v} for v in found], limit, lambda r: [r["v"].name], lambda r: _out(r["v"]))
 
     @get("/{vault:str}", summary="One vault")
-    async def show(self, vault: str, services: Services) -> VaultOut:
-        return _out(await vaults.get_vault(services.db, vault))
+    async def show(self, vault: str, v: vaults.Vault) -> VaultOut:
+        return _out(v)
 
     @delete("/{vault:str}", summary="Delete a vault: soft by default (it refuses use, everything is kept); "
             "?purge=true erases it: memories, history, turns, graph, logs, caches and queued jobs (audit rows stay, "

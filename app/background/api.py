@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.background import review
 from app.db.queries import Q
 from app.services import Services
-from app.vaults import get_vault
+from app.vaults import Vault, get_vault
 
 ReviewStatus = Literal["PENDING", "CLAIMED", "APPROVED", "REJECTED"]
 ConflictStatus = Literal["candidate", "applied", "queued", "kept", "rejected", "stale"]
@@ -46,13 +46,12 @@ class DreamController(Controller):
     tags = ["background"]
 
     @post("/", summary="Dream now: the five stages over this vault (dry_run: report only; now: ignore the gate)")
-    async def trigger(self, vault: str, services: Services, dry_run: bool = False, now: bool = False,
+    async def trigger(self, vault: str, services: Services, v: Vault, dry_run: bool = False, now: bool = False,
                       background: bool = Parameter(default=False, description="queue it for the worker (202)")
                       ) -> Response[dict[str, Any]]:
         from app.background.dream import DreamLoop
-        from app.background.dream_job import defer_dream
+        from app.worker.catalogue import defer_dream
 
-        v = await get_vault(services.db, vault)
         if background:
             await DreamLoop(services).check_gate(v, force=now)  # 409 saying what the gate misses
             async with services.db.transaction(v.id) as conn:
@@ -62,34 +61,30 @@ class DreamController(Controller):
         return Response({**outcome.run, "resumed": outcome.resumed}, status_code=200)
 
     @get("/runs", summary="This vault's dreams, newest first: status, stage, per-stage statistics, report")
-    async def runs(self, vault: str, services: Services,
+    async def runs(self, vault: str, services: Services, v: Vault,
                    limit: int = Parameter(default=20, ge=1, le=200),
                    before: int | None = Parameter(default=None, ge=1, description="ids below this one")
                    ) -> list[dict[str, Any]]:
-        v = await get_vault(services.db, vault)
         rows = await services.db.fetchall(Q.dream_runs, (limit, before),
                                           vault_id=v.id)
         return [r["r"] for r in rows]
 
     @get("/schedule", summary="When this vault dreams (local hour and time zone) and the dual gate now")
-    async def schedule(self, vault: str, services: Services) -> dict[str, Any]:
+    async def schedule(self, vault: str, services: Services, v: Vault) -> dict[str, Any]:
         from app.background.dream import DreamLoop
 
-        v = await get_vault(services.db, vault)
         row = await services.db.fetchone(Q.dream_schedule, (v.id,), vault_id=v.id)
         return {**dict(row or {}), "gate": await DreamLoop(services).gate(v)}
 
     @put("/schedule", summary="Set the local hour and time zone of this vault's dream")
-    async def set_schedule(self, vault: str, data: ScheduleIn, services: Services) -> dict[str, Any]:
-        v = await get_vault(services.db, vault)
+    async def set_schedule(self, vault: str, data: ScheduleIn, services: Services, v: Vault) -> dict[str, Any]:
         row = await services.db.fetchone(Q.set_dream_schedule,
                                          (v.id, data.timezone, data.hour))
         return dict(row or {})
 
     @get("/conflicts", summary="Pairs the contradiction scan found and what became of each")
-    async def conflicts(self, vault: str, services: Services, status: ConflictStatus | None = None,
+    async def conflicts(self, vault: str, services: Services, v: Vault, status: ConflictStatus | None = None,
                         limit: int = Parameter(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
-        v = await get_vault(services.db, vault)
         rows = await services.db.fetchall(Q.dream_conflicts, (status, limit),
                                           vault_id=v.id)
         return [r["c"] for r in rows]
@@ -100,34 +95,29 @@ class ReviewController(Controller):
     tags = ["background"]
 
     @get("/", summary="The review queue: changes the background track would not make alone")
-    async def list(self, vault: str, services: Services, status: ReviewStatus | None = None,
+    async def list(self, vault: str, services: Services, v: Vault, status: ReviewStatus | None = None,
                    kind: Literal["conflict", "lint"] | None = None,
                    limit: int = Parameter(default=50, ge=1, le=500),
                    before: int | None = Parameter(default=None, ge=1)) -> list[dict[str, Any]]:
-        v = await get_vault(services.db, vault)
         return await review.list_items(services.db, v.id, status=status, kind=kind, limit=limit, before=before)
 
     @get("/thresholds", summary="This vault's auto-approve rule per kind, as decisions have moved it")
-    async def thresholds(self, vault: str, services: Services) -> list[dict[str, Any]]:
-        v = await get_vault(services.db, vault)
+    async def thresholds(self, vault: str, services: Services, v: Vault) -> list[dict[str, Any]]:
         return await review.thresholds(services.db, v.id)
 
     @post("/{item_id:int}/claim", summary="Take an item; the claim lapses after `hours` and it returns to PENDING")
-    async def claim(self, vault: str, item_id: int, data: ClaimIn, services: Services) -> dict[str, Any]:
-        v = await get_vault(services.db, vault)
+    async def claim(self, vault: str, item_id: int, data: ClaimIn, services: Services, v: Vault) -> dict[str, Any]:
         return await review.claim(services.db, v.id, item_id, by=data.by, hours=data.hours)
 
     @post("/{item_id:int}/approve", summary="Approve: the proposed change is committed")
-    async def approve(self, vault: str, item_id: int, services: Services,
+    async def approve(self, vault: str, item_id: int, services: Services, v: Vault,
                       data: DecisionIn | None = None) -> dict[str, Any]:
-        v = await get_vault(services.db, vault)
         d = data or DecisionIn()
         return await review.decide(services.db, v.id, item_id, approve=True, by=d.by, note=d.note)
 
     @post("/{item_id:int}/reject", summary="Reject: nothing changes, and the pair is not proposed again")
-    async def reject(self, vault: str, item_id: int, services: Services,
+    async def reject(self, vault: str, item_id: int, services: Services, v: Vault,
                      data: DecisionIn | None = None) -> dict[str, Any]:
-        v = await get_vault(services.db, vault)
         d = data or DecisionIn()
         return await review.decide(services.db, v.id, item_id, approve=False, by=d.by, note=d.note)
 
@@ -137,17 +127,15 @@ class DiscoveryController(Controller):
     tags = ["background"]
 
     @get("/", summary="The discovery inbox: insights, knowledge gaps and surprising links the dream found")
-    async def list(self, vault: str, services: Services, kind: DiscoveryKind | None = None,
+    async def list(self, vault: str, services: Services, v: Vault, kind: DiscoveryKind | None = None,
                    include_dismissed: bool = False,
                    limit: int = Parameter(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
-        v = await get_vault(services.db, vault)
         rows = await services.db.fetchall(Q.discovery_page,
                                           (kind, include_dismissed, limit), vault_id=v.id)
         return [r["d"] for r in rows]
 
     @post("/{item_id:int}/dismiss", summary="Dismiss a finding (kept, no longer listed)", status_code=200)
-    async def dismiss(self, vault: str, item_id: int, services: Services) -> dict[str, Any]:
-        v = await get_vault(services.db, vault)
+    async def dismiss(self, vault: str, item_id: int, services: Services, v: Vault) -> dict[str, Any]:
         row = await services.db.fetchone(Q.discovery_dismiss, (item_id,), vault_id=v.id)
         return row["d"] if row else {}
 
@@ -176,28 +164,25 @@ class PersonalController(Controller):
     tags = ["background"]
 
     @get("/attitudes", summary="Attitudes by category, confidence decayed since last confirmed")
-    async def attitudes(self, vault: str, services: Services, include_suppressed: bool = False) -> list[dict[str, Any]]:
+    async def attitudes(self, vault: str, services: Services, v: Vault, include_suppressed: bool = False) -> list[dict[str, Any]]:
         from app.background.personal import Personal
 
-        v = await get_vault(services.db, vault)
         async with services.db.transaction(v.id) as conn:
             return await Personal().attitudes(conn, include_suppressed=include_suppressed)
 
     @post("/attitudes", summary="State an attitude: corroborates the same statement or adds a version")
-    async def add_attitude(self, vault: str, data: AttitudeIn, services: Services) -> dict[str, Any]:
+    async def add_attitude(self, vault: str, data: AttitudeIn, services: Services, v: Vault) -> dict[str, Any]:
         from app.background.personal import Personal
 
-        v = await get_vault(services.db, vault)
         async with services.db.transaction(v.id) as conn:
             return await Personal().upsert_attitude(conn, category=data.category, statement=data.statement,
                                                     kind=data.kind, confidence=data.confidence,
                                                     evidence=data.evidence)
 
     @get("/skills", summary="Skills with their level (L1-L3) and experience as of now")
-    async def skills(self, vault: str, services: Services) -> list[dict[str, Any]]:
+    async def skills(self, vault: str, services: Services, v: Vault) -> list[dict[str, Any]]:
         from app.background.personal import Personal
 
-        v = await get_vault(services.db, vault)
         async with services.db.transaction(v.id) as conn:
             return await Personal().skills(conn)
 
@@ -215,30 +200,27 @@ class PersonalController(Controller):
             return await Personal().record_skill_use(conn, name, amount=d.amount, evidence=d.evidence)
 
     @get("/profile", summary="Interest profile: 7/30/90-day windows and the daily snapshots")
-    async def profile(self, vault: str, services: Services,
+    async def profile(self, vault: str, services: Services, v: Vault,
                       days: int = Parameter(default=7, ge=1, le=90, description="snapshots to list")) -> dict[str, Any]:
         from app.background import profile
 
-        v = await get_vault(services.db, vault)
         async with services.db.transaction(v.id) as conn:
             return await profile.profile(conn, days=days)
 
     @get("/gaps", summary="Knowledge gaps: neighbours never touched, and questions that keep failing")
-    async def gaps(self, vault: str, services: Services,
+    async def gaps(self, vault: str, services: Services, v: Vault,
                    min_access: int = Parameter(default=3, ge=1, le=1000),
                    min_failures: int = Parameter(default=2, ge=1, le=1000)) -> dict[str, Any]:
         from app.background import profile
 
-        v = await get_vault(services.db, vault)
         async with services.db.transaction(v.id) as conn:
             return await profile.gaps(conn, min_access=min_access, min_failures=min_failures)
 
     @get("/lint", summary="Knowledge lint findings (structure, grounding, judge) and what became of each")
-    async def lint(self, vault: str, services: Services,
+    async def lint(self, vault: str, services: Services, v: Vault,
                    status: Literal["open", "fixed", "queued", "dismissed"] | None = None,
                    level: Literal["structure", "grounding", "judge"] | None = None,
                    limit: int = Parameter(default=100, ge=1, le=500)) -> list[dict[str, Any]]:
-        v = await get_vault(services.db, vault)
         rows = await services.db.fetchall(Q.lint_findings,
                                           (status, level, limit), vault_id=v.id)
         return [r["f"] for r in rows]

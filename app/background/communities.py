@@ -97,7 +97,7 @@ class Communities:
                 continue
             out = await self.services.llm.run(SUMMARIZE, SummarizeInput(mode="community", texts=texts,
                                                                         title=r["label"] or None))
-            vec = (await asyncio.to_thread(self.services.embedder.embed_documents, [out.summary]))[0]
+            vec = (await self.services.models.embed_documents(self.services.embedder, [out.summary]))[0]
             await conn.execute(Q.set_community_summary,
                                (r["id"], out.summary, out.key_points, vec))
             written += 1

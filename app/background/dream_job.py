@@ -8,29 +8,15 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
-import psycopg
-
 from app.background.config import DreamConfig
 from app.db.queries import Q
-from app.worker.app import app, defer_in
+from app.worker.app import app
+from app.worker.catalogue import DREAM as TASK
+from app.worker.catalogue import DREAM_QUEUE as QUEUE
+from app.worker.catalogue import defer_dream
 from app.worker.context import get_services
 
 log = logging.getLogger(__name__)
-
-TASK = "dream_vault"
-QUEUE = "dream"
-
-
-def _lock(vault_id: UUID | str) -> str:
-    return f"dream:{vault_id}"
-
-
-async def defer_dream(conn: psycopg.AsyncConnection, *, vault_id: UUID, dry_run: bool = False,
-                      force: bool = False, trigger: str = "schedule") -> int | None:
-    """Queue a dream of ``vault_id`` on ``conn``'s transaction; None when one is already waiting for the vault."""
-    return await defer_in(conn, TASK, {"vault_id": str(vault_id), "dry_run": dry_run, "force": force,
-                                       "trigger": trigger},
-                          queue=QUEUE, queueing_lock=_lock(vault_id))
 
 
 @app.task(name=TASK, queue=QUEUE, retry=1)

@@ -5,23 +5,14 @@ the transaction that writes the blocks (a memory and the job that builds its gra
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from uuid import UUID
 
-import psycopg
-
-from app.worker.app import app, defer_in
+from app.worker.app import app
+from app.worker.catalogue import GRAPH_BUILD as TASK
+from app.worker.catalogue import GRAPH_QUEUE as QUEUE
 from app.worker.context import get_services
 
 log = logging.getLogger(__name__)
-
-TASK = "build_graph"
-QUEUE = "graph"
-
-
-async def defer_graph_build(conn: psycopg.AsyncConnection, *, vault_id: UUID, block_ids: Iterable[int]) -> int | None:
-    """Queue the graph build of ``block_ids`` on ``conn``'s open transaction."""
-    return await defer_in(conn, TASK, {"vault_id": str(vault_id), "block_ids": sorted(set(block_ids))}, queue=QUEUE)
 
 
 @app.task(name=TASK, queue=QUEUE, retry=2)

@@ -7,21 +7,12 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
-import psycopg
-
-from app.worker.app import app, defer_in
+from app.worker.app import app
+from app.worker.catalogue import PREFETCH as TASK
+from app.worker.catalogue import PREFETCH_QUEUE as QUEUE
 from app.worker.context import get_services
 
 log = logging.getLogger(__name__)
-
-TASK = "prefetch_for_turn"
-QUEUE = "prefetch"
-
-
-async def defer_prefetch(conn: psycopg.AsyncConnection, *, vault_id: UUID, session_id: str) -> int | None:
-    """Queue the Slow Thinker for ``session_id`` on ``conn``'s open transaction; None when one already waits."""
-    return await defer_in(conn, TASK, {"vault_id": str(vault_id), "session_id": session_id}, queue=QUEUE,
-                          queueing_lock=f"prefetch:{vault_id}:{session_id}")
 
 
 @app.task(name=TASK, queue=QUEUE, retry=0)

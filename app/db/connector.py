@@ -12,6 +12,7 @@ from uuid import UUID
 import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg import errors as pgerrors
+from psycopg import pq
 from psycopg.adapt import Loader
 from psycopg.rows import dict_row
 from psycopg.types import TypeInfo
@@ -26,6 +27,7 @@ from app.errors import (
     InvalidInput,
     MemvaultError,
     NotFound,
+    StaleWrite,
 )
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,7 @@ _CUSTOM_SQLSTATES: dict[str, type[MemvaultError]] = {
     "MV404": NotFound,
     "MV409": Conflict,
     "MV422": InvalidInput,
+    "MVSTL": StaleWrite,
 }
 
 
@@ -131,6 +134,11 @@ async def configure_connection(conn: psycopg.AsyncConnection) -> None:
     await conn.commit()
 
 
+# A vault transaction's first statement: row-level security's vault, the audit's actor, the vault role.
+_SCOPE = ("SELECT set_config('memvault.vault_id', %s, true), set_config('memvault.actor', %s, true),"
+          " set_config('role', 'memvault_app', true)")
+
+
 class Database:
     """An async connection pool with vault-scoped transactions.
 
@@ -203,17 +211,20 @@ class Database:
         await self.close()
 
     @asynccontextmanager
-    async def transaction(self, vault_id: UUID | None = None) -> AsyncIterator[psycopg.AsyncConnection]:
+    async def transaction(self, vault_id: UUID | None = None, *,
+                          pipeline: bool = False) -> AsyncIterator[psycopg.AsyncConnection]:
+        """A transaction on a pooled connection: ``vault_id``'s (row-level security, the vault role), or the login
+        role's; either carries the actor (``current_actor``) for the audit. ``pipeline``: see :meth:`_pipelined`."""
         self.reachability.check()
         try:
             async with self.pool.connection() as conn:
+                if pipeline:
+                    async with self._pipelined(conn, vault_id):
+                        yield conn
+                    return
                 async with conn.transaction():
                     if vault_id is not None:
-                        await conn.execute(
-                            "SELECT set_config('memvault.vault_id', %s, true), set_config('memvault.actor', %s, true),"
-                            " set_config('role', 'memvault_app', true)",
-                            (str(vault_id), current_actor.get() or ""),
-                        )
+                        await conn.execute(_SCOPE, (str(vault_id), current_actor.get() or ""))
                     elif (actor := current_actor.get()) is not None:
                         await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
                     yield conn
@@ -228,15 +239,47 @@ class Database:
             raise DatabaseUnavailable(f"no database connection within {self.pool.timeout:g} s: {exc}",
                                       hint="the database is unreachable or overloaded; retry shortly") from exc
 
+    @staticmethod
+    @asynccontextmanager
+    async def _pipelined(conn: psycopg.AsyncConnection, vault_id: UUID | None) -> AsyncIterator[None]:
+        """A transaction in psycopg's pipeline mode: a statement whose result is not read yet is sent with the next
+        one that is. BEGIN and COMMIT are sent as statements of the pipeline (psycopg's own BEGIN waits for its
+        answer), so BEGIN, the scope and the first query read are one round trip, and the statements after the
+        last one read go with COMMIT (app/read/unit.py; ``fetchone``: one round trip in all). An error of a
+        statement not read is raised where the next result is read, at the latest at COMMIT."""
+        await conn.set_autocommit(True)  # client-side only: psycopg sends no BEGIN of its own; ours is in the pipeline
+        # No server-side prepared statements here: one parsed in a pipeline an error aborted is never created, but
+        # psycopg's cache (cleared by its own rollback(), not by our ROLLBACK statement) would name it later.
+        threshold, conn.prepare_threshold = conn.prepare_threshold, None
+        try:
+            async with conn.pipeline():
+                await conn.execute("BEGIN")
+                if vault_id is not None:
+                    await conn.execute(_SCOPE, (str(vault_id), current_actor.get() or ""))
+                elif (actor := current_actor.get()) is not None:
+                    await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
+                yield
+                await conn.execute("COMMIT")
+        finally:
+            # An error left the transaction open (a broken connection is UNKNOWN: the pool discards it).
+            if conn.pgconn.transaction_status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
+                await conn.execute("ROLLBACK")
+            conn.prepare_threshold = threshold
+            if not conn.broken:
+                await conn.set_autocommit(False)
+
     async def fetchall(self, query: str, params: Any = None, *, vault_id: UUID | None = None) -> list[dict]:
-        async with self.transaction(vault_id) as conn:
+        """One statement in its own transaction, in one round trip (BEGIN, scope, the statement and COMMIT
+        pipelined; its rows read once committed)."""
+        async with self.transaction(vault_id, pipeline=True) as conn:
             cur = await conn.execute(query, params)
-            return await cur.fetchall()
+        return await cur.fetchall()
 
     async def fetchone(self, query: str, params: Any = None, *, vault_id: UUID | None = None) -> dict | None:
-        async with self.transaction(vault_id) as conn:
+        """As :meth:`fetchall`, the first row."""
+        async with self.transaction(vault_id, pipeline=True) as conn:
             cur = await conn.execute(query, params)
-            return await cur.fetchone()
+        return await cur.fetchone()
 
 
 def with_login(url: str, user: str, password: str | None = None) -> str:

@@ -1,6 +1,7 @@
 """The three model protocols: small abstract classes every backend implements.
 
-- :class:`Embedder` is synchronous (CPU-bound; async callers use ``asyncio.to_thread``).
+- :class:`Embedder` is synchronous (CPU-bound, or a blocking HTTP client): async callers go through
+  ``services.models`` (app/models/calls.py), the thread pool sized by ``settings.model_threads``.
 - :class:`Reranker` and :class:`LLM` are asynchronous (they usually talk to a server).
 
 Failures are :class:`~app.errors.ModelError` (or :class:`~app.errors.CircuitOpen`); callers degrade on them.
@@ -107,6 +108,9 @@ class LLM(abc.ABC):
     """Runs named, versioned tasks (:mod:`app.models.tasks`) and returns validated Pydantic objects."""
 
     name: str
+    # True for a backend that answers from rules in this process, without a model or I/O (the heuristic one):
+    # it may be asked inside a transaction (app/write/serial.py); every model-backed LLM is False.
+    instant: bool = False
 
     @abc.abstractmethod
     async def run_traced(self, task: Task[I, O], payload: I) -> TaskResult[O]:

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from app.api.errors import ERROR_RESPONSES
 from app.portability import export_vault, import_vault
 from app.services import Services
-from app.vaults import get_vault
+from app.vaults import Vault, get_vault
 
 MEDIA_TYPE = "application/x-ndjson"
 
@@ -33,11 +33,10 @@ class PortabilityController(Controller):
     @get("/export", summary="Export the vault as JSON lines: a header (format version, embedder), then sessions, "
          "turns, memories with their history and sources, entities, triples, and an end line with the counts",
          media_type=MEDIA_TYPE, response_description="JSON lines", responses=ERROR_RESPONSES)
-    async def export(self, vault: str, services: Services,
+    async def export(self, vault: str, services: Services, v: Vault,
                      embeddings: bool = Parameter(query="embeddings", default=False, required=False,
                                                   description="include the vectors (else re-embedded on import)")
                      ) -> Stream:
-        v = await get_vault(services.db, vault)
         return Stream(export_vault(services, v, embeddings=embeddings), media_type=MEDIA_TYPE,
                       headers={"Content-Disposition": f'attachment; filename="{v.name}.memvault.jsonl"'})
 

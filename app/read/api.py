@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.read.config import RecallOptions
 from app.read.recall import MAX_QUERY_CHARS, recall
 from app.services import Services
-from app.vaults import get_vault
+from app.vaults import Vault
 
 
 class RecallIn(BaseModel):
@@ -41,15 +41,14 @@ class RecallController(Controller):
 
     @post("/", summary="Recall memories for a query: cards, cascade_cards and meta", status_code=200,
           opt={"scope": "read"})
-    async def recall(self, vault: str, data: RecallIn, services: Services) -> RecallOut:
-        result = await recall(services, await get_vault(services.db, vault), data.query, RecallOptions(
+    async def recall(self, vault: str, data: RecallIn, services: Services, v: Vault) -> RecallOut:
+        result = await recall(services, v, data.query, RecallOptions(
             format=data.format, token_budget=data.token_budget, as_of=data.as_of, known_at=data.known_at,
             thinking=data.thinking, k=data.k, session_id=data.session_id, funnel=data.funnel))
         return RecallOut(**result.render(), meta=result.meta)
 
     @get("/stats", summary="Read-track counters: gate skips, breaker trips, blends, prefetch hits and misses")
-    async def stats(self, vault: str, services: Services) -> dict[str, Any]:
+    async def stats(self, vault: str, services: Services, v: Vault) -> dict[str, Any]:
         from app.read.stats import snapshot
 
-        await get_vault(services.db, vault)
         return snapshot()

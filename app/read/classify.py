@@ -73,7 +73,7 @@ class ArchetypeIndex:
         emb = services.embedder
         missing = await services.db.fetchall(Q.archetypes_to_embed, (emb.name,))
         if missing:
-            vectors = await asyncio.to_thread(emb.embed_documents, [r["query"] for r in missing])
+            vectors = await services.models.embed_documents(emb, [r["query"] for r in missing])
             await services.db.fetchone(
                 Q.set_archetype_embeddings,
                 (emb.name, [r["id"] for r in missing], list(vectors)),

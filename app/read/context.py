@@ -105,6 +105,8 @@ class ReadStage:
 
     name: ClassVar[str]
     needs_db: ClassVar[bool] = False
+    # Waits on a model (an LLM, a reranker): run with the recall's transaction closed (app/read/unit.py).
+    calls_models: bool = False
 
     @classmethod
     def build(cls, services: Services, config: ReadConfig) -> ReadStage:

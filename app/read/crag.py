@@ -22,6 +22,7 @@ class CragEvaluator(ReadStage):
     """Judges the top 5 candidates (``ctx.found["crag"]``); the candidates pass unchanged."""
 
     name: ClassVar[str] = "crag"
+    calls_models: ClassVar[bool] = True
 
     def __init__(self, services: Services) -> None:
         self.services = services

@@ -118,7 +118,9 @@ class MultiQuery(ReadStage):
         if not variants:
             return first
         embedder = self.services.embedder
-        vecs = embedder.embed_documents(variants) if len(variants) > 1 else [embedder.embed_query(variants[0])]
+        models = self.services.models
+        vecs = await models.embed_documents(embedder, variants) if len(variants) > 1 else \
+            [await models.embed_query(embedder, variants[0])]
         lists: list[tuple[float, list[Candidate]]] = [(1.0, first)]
         for text, vec in zip(variants, vecs):
             lists.append((VARIANT_W, await self.search.find(ctx, text, vec)))
@@ -130,6 +132,7 @@ class SelectionFunnel(ReadStage):
     """Switched on per call (``RecallOptions.funnel``) or by ``FunnelConfig.enabled``: ``ctx.funnel``."""
 
     name: ClassVar[str] = "funnel"
+    calls_models: ClassVar[bool] = True  # the LLM fit gate
 
     def __init__(self, services: Services, config: FunnelConfig | None = None) -> None:
         self.services = services

@@ -2,7 +2,8 @@
 
 Each recipe entry is a ``module:Class`` following the :class:`~app.read.context.Stage` protocol; every stage is
 built once, when the read track is built. The runner times each stage under its name, tells it its name (so its
-events carry it), skips an inactive one, and opens one transaction per run of consecutive ``needs_db`` stages.
+events carry it), skips an inactive one, and runs the ``needs_db`` stages on the recall's one transaction
+(app/read/unit.py), closed before a stage that ``calls_models``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from app.read.context import RecallContext, Stage
+from app.read.unit import RecallUnit
 
 if TYPE_CHECKING:
     from app.read.config import ReadConfig
@@ -38,23 +40,27 @@ class Pipeline:
                     built[ref] = load_stage(ref).build(services, config)
             self.recipes[thinking] = tuple(built[ref] for ref in refs)
 
-    async def run(self, ctx: RecallContext, cands: list[Candidate] | None = None) -> list[Candidate]:
+    async def run(self, ctx: RecallContext, cands: list[Candidate] | None = None, *,
+                  unit: RecallUnit | None = None) -> list[Candidate]:
+        """The recipe's stages in order; the database stages on ``unit``'s transaction (the recall's: its probe
+        and log share it; else one of the run's own), which is closed before a stage that waits on a model."""
         stages = [s for s in self.recipes[ctx.thinking] if s.active(ctx)]
         out: list[Candidate] = list(cands or [])
-        i = 0
-        while i < len(stages):
-            if not stages[i].needs_db:
-                out = await self._one(ctx, stages[i], out)
-                i += 1
+        if unit is None and any(s.needs_db for s in stages):
+            async with RecallUnit(self.services.db, ctx.vault.id) as own:
+                return await self._run(ctx, stages, out, own)
+        return await self._run(ctx, stages, out, unit)
+
+    async def _run(self, ctx: RecallContext, stages: list[Stage], out: list[Candidate],
+                   unit: RecallUnit | None) -> list[Candidate]:
+        for stage in stages:
+            if stage.needs_db:
+                assert unit is not None
+                out = await self._one(replace(ctx, conn=await unit.conn()), stage, out)
                 continue
-            j = i
-            while j < len(stages) and stages[j].needs_db:
-                j += 1
-            async with self.services.db.transaction(ctx.vault.id) as conn:
-                with_conn = replace(ctx, conn=conn)
-                for stage in stages[i:j]:
-                    out = await self._one(with_conn, stage, out)
-            i = j
+            if unit is not None and getattr(stage, "calls_models", False):
+                await unit.close()  # no transaction waits on a model
+            out = await self._one(ctx, stage, out)
         return out
 
     @staticmethod

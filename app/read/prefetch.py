@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+import psycopg
+
 from app.db.queries import Q
 from app.read.config import RecallOptions
 from app.read.context import StageClock
@@ -121,7 +123,7 @@ class SlowThinker:
             if float(age) < adm.min_interval_s:
                 return self._skip("recently_predicted")
         utterances = [t["content"] for t in turns]
-        vectors = self.services.embedder.embed_documents(utterances)
+        vectors = await self.services.models.embed_documents(self.services.embedder, utterances)
         drift = topic_drift(vectors)
         if drift > adm.max_drift:
             return self._skip("topic_drift")
@@ -186,9 +188,13 @@ class PrefetchCache:
         return options.use_prefetch and options.as_of is None and options.known_at is None \
             and options.thinking is None and options.funnel is None
 
-    async def lookup(self, vault: Vault, query: str) -> Prefetched | None:
-        row = await self.services.db.fetchone(Q.prefetch_get, (query_hash(query),),
-                                              vault_id=vault.id)
+    async def lookup(self, vault: Vault, query: str,
+                     conn: psycopg.AsyncConnection | None = None) -> Prefetched | None:
+        """On the recall's transaction ``conn`` (or a transaction of its own)."""
+        if conn is None:
+            row = await self.services.db.fetchone(Q.prefetch_get, (query_hash(query),), vault_id=vault.id)
+        else:
+            row = await (await conn.execute(Q.prefetch_get, (query_hash(query),))).fetchone()
         if row is None:
             COUNTERS.incr("prefetch.miss")
             return None

@@ -92,13 +92,13 @@ async def fill(services: Services, *, vault_id: UUID | None = None, budget_s: fl
     return report
 
 
-def search_params(services: Services, query: str) -> dict:
+async def search_params(services: Services, query: str) -> dict:
     """fast_search_v1's keys for the second rail (the query's vector of that model), or none when it is off. A
     model that fails degrades the search to the two other rails instead of failing the recall."""
     if services.rail2 is None:
         return {}
     try:
-        qvec2 = services.rail2.embed_query(query)
+        qvec2 = await services.models.embed_query(services.rail2, query)
     except Exception:  # noqa: BLE001 - any model failure: search on without the rail
         log.warning("second rail: %s could not embed the query; searching without it", services.rail2.name,
                     exc_info=True)

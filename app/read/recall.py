@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+import psycopg
+
 from app.db.queries import Q
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
@@ -33,6 +35,7 @@ from app.read.search import Candidate
 from app.read.spread import asks_many
 from app.read.stats import COUNTERS
 from app.read.timeframe import QueryTimeframe, asks_when
+from app.read.unit import RecallUnit
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -72,7 +75,9 @@ class Shortcut(Protocol):
 
     def applies(self, options: RecallOptions) -> bool: ...
 
-    async def lookup(self, vault: Vault, query: str) -> Prefetched | None: ...
+    async def lookup(self, vault: Vault, query: str,
+                     conn: psycopg.AsyncConnection | None = None) -> Prefetched | None:
+        """The prefetched answer, read on the recall's transaction ``conn``."""
 
 
 def _validate(query: str, options: RecallOptions, config: ReadConfig) -> tuple[str, int, int]:
@@ -121,8 +126,9 @@ class ReadTrack:
         async def touch() -> None:
             try:
                 # Access counts are not worth a WAL flush: commit without waiting for the disk.
-                await self.services.db.fetchone(
-                    Q.touch_blocks, (ids, at), vault_id=vault.id)
+                # One round trip: BEGIN, scope, the update and COMMIT sent together (its result is not read).
+                async with self.services.db.transaction(vault.id, pipeline=True) as conn:
+                    await conn.execute(Q.touch_blocks, (ids, at))
             except Exception:  # a lost access count must not fail anything; it is logged
                 log.exception("recall write-back failed for vault %s", vault.id)
             finally:
@@ -145,24 +151,26 @@ class ReadTrack:
         query, k, budget = _validate(query, options, self.config)
         clock = StageClock()
         sanitizer = ReadSanitizer()
-        # The shortcut first (Slow Thinker's cache): a hit skips the pipeline, never the sanitizer.
-        if self.shortcut is not None and self.shortcut.applies(options):
-            with clock.stage("prefetch"):
-                hit = await self.shortcut.lookup(vault, query)
-            if hit is not None:
-                return await self._finish(vault, query, options, k, budget, hit.candidates, [], clock, [],
-                                          sanitizer, hit.meta, prefetch_hit=True)
+        # The models first (embed, classify), with no transaction open; then one unit of work in the vault: the
+        # shortcut (Slow Thinker's cache: a hit skips the pipeline, never the sanitizer), the pipeline, the log.
         ctx = await self.context(vault, query, options, k, clock, budget=budget)
-        cands = await self.retrieve(ctx)
-        return await self._finish(vault, query, options, k, budget, cands, ctx.found.get("cascade", []), clock,
-                                  ctx.events, sanitizer, self.meta(ctx), prefetch_hit=False)
+        async with RecallUnit(self.services.db, vault.id) as unit:
+            if self.shortcut is not None and self.shortcut.applies(options):
+                with clock.stage("prefetch"):
+                    hit = await self.shortcut.lookup(vault, query, await unit.conn())
+                if hit is not None:
+                    return await self._finish(unit, vault, query, options, k, budget, hit.candidates, [], clock, [],
+                                              sanitizer, hit.meta, prefetch_hit=True)
+            cands = await self.pipeline.run(ctx, unit=unit)
+            return await self._finish(unit, vault, query, options, k, budget, cands, ctx.found.get("cascade", []),
+                                      clock, ctx.events, sanitizer, self.meta(ctx), prefetch_hit=False)
 
     async def context(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock, *,
                       budget: int | None = None) -> RecallContext:
         """Embed, classify, route and read the question's timeframe: the recall's frozen context."""
         cfg = self.config
         with clock.stage("embed"):
-            qvec = self.services.embedder.embed_query(query)
+            qvec = await self.services.models.embed_query(self.services.embedder, query)
         with clock.stage("classify"):
             cls = await self.classify(query, qvec)
         with clock.stage("route"):
@@ -214,7 +222,7 @@ class ReadTrack:
             "knowledge_gap": ctx.found.get("knowledge_gap"),
         }
 
-    async def _finish(self, vault: Vault, query: str, options: RecallOptions, k: int, budget: int,
+    async def _finish(self, unit: RecallUnit, vault: Vault, query: str, options: RecallOptions, k: int, budget: int,
                       cands: list[Candidate], cascade: list[Candidate], clock: StageClock,
                       events: list[dict[str, Any]], sanitizer: ReadSanitizer, meta: dict[str, Any], *,
                       prefetch_hit: bool) -> RecallResult:
@@ -224,14 +232,15 @@ class ReadTrack:
         ids = [c.id for c in packed.cards] + [c.id for c in packed.cascade_cards if c.id > 0]
         crag = meta.get("crag") or {}
         with clock.stage("writeback"):
-            async with self.services.db.transaction(vault.id) as conn:
-                cur = await conn.execute(
-                    Q.record_recall,
-                    (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
-                     meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
-                     prefetch_hit, json.dumps(sanitizer.audits), False),
-                )
-                logged = await cur.fetchone()
+            # The log travels with the unit's COMMIT (one round trip); its row is read once committed.
+            cur = await (await unit.conn()).execute(
+                Q.record_recall,
+                (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
+                 meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
+                 prefetch_hit, json.dumps(sanitizer.audits), False),
+            )
+            await unit.close()
+            logged = await cur.fetchone()
         if options.writeback and ids:
             self._touch(vault, ids)
         COUNTERS.incr("recall.total")

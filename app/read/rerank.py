@@ -82,6 +82,7 @@ class RerankStage(ReadStage):
     def __init__(self, reranker: Reranker | None, *, gate: GateConfig | None = None, failures: int = 3,
                  open_s: float = 600.0, breaker: CircuitBreaker | None = None) -> None:
         self.reranker = reranker
+        self.calls_models = reranker is not None  # the recall's transaction is closed while it scores
         self.gate = AttentionGate(gate)
         self.breaker = breaker or (get_breaker(f"read.rerank:{reranker.name}", failures, open_s)
                                    if reranker is not None else None)

@@ -135,7 +135,7 @@ class FastSearch(ReadStage):
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
-        search.update(rail2.search_params(self.services, query))  # the second dense rail, when configured
+        search.update(await rail2.search_params(self.services, query))  # the second dense rail, when configured
         cur = await conn.execute(Q.recall_fast, (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]

@@ -23,16 +23,18 @@ imported sessions (nobody is talking in them).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
+
+import psycopg
 
 from app.db.queries import Q
 from app.services import Services
 from app.vaults import Vault
 from app.write.items import ItemResult, WriteItem
 from app.write.mirror import MirrorConfig, VectorMirror
+from app.write.serial import ModelAnswers
 from app.write.sessions import SessionTrack, TurnIn, TurnsResult, archive_turns
 from app.write.timing import StageClock
 
@@ -96,17 +98,18 @@ class BulkIngest:
                 yield batch
 
         async def screen(batch: list[WriteItem]) -> list:
-            return await asyncio.to_thread(self.write.screen, batch, max_items=len(batch))
+            return await self.services.models.run(self.write.screen, batch, max_items=len(batch))
 
         mirror = self._mirror()
         defer_index = await self._defer_index(vault)
 
         async def write(batch: list[WriteItem], prepared: list) -> None:
-            async with self.services.db.transaction(vault.id) as conn:
-                await self.write.decide(vault, prepared, conn, mirror)
-                results = await self.write.apply(conn, vault, prepared)
-                t_commit = time.perf_counter()
-            self.write.clock.add("commit", time.perf_counter() - t_commit)
+            async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers) -> list[ItemResult]:
+                await self.write.decide(vault, prepared, conn, mirror, answers=answers)
+                return await self.write.apply(conn, vault, prepared)
+
+            results = await self.write.locked(vault, prepared, work, mirror=mirror)
+            self.write.mirror_written(mirror, prepared)
             base = len(out)
             out.extend(replace(r, index=base + r.index) for r in results)
             await self._after_batch(vault, len(batch), progress, defer_index)
@@ -143,20 +146,23 @@ class BulkIngest:
                 where += [(n, item.turn_ids[0]) for item in made]
                 before[part.session_id] = part.turns[-1].content
                 last_seen[part.session_id] = part.turns[-1].content
-            prepared = await asyncio.to_thread(self.write.screen, items, max_items=len(items))
+            prepared = await self.services.models.run(self.write.screen, items, max_items=len(items))
             return prepared, where
 
         async def write(parts: list[_Part], screened: tuple[list, list[tuple[int, int]]]) -> None:
             prepared, where = screened
-            async with self.services.db.transaction(vault.id) as conn:
+            async def work(conn: psycopg.AsyncConnection,
+                           answers: ModelAnswers) -> tuple[list[tuple[list[int], bool]], list[ItemResult]]:
                 archived = [await archive_turns(conn, vault, p.session_id, p.turns) for p in parts]
                 ids = [a[0] for a in archived]
                 for p, (n, pos) in zip(prepared, where, strict=True):
                     p.item = replace(p.item, turn_ids=(ids[n][pos],))
-                await self.write.decide(vault, prepared, conn, mirror)
-                results = await self.write.apply(conn, vault, prepared)
-                t_commit = time.perf_counter()
-            self.write.clock.add("commit", time.perf_counter() - t_commit)
+                await self.write.decide(vault, prepared, conn, mirror, answers=answers)
+                return archived, await self.write.apply(conn, vault, prepared)
+
+            archived, results = await self.write.locked(vault, prepared, work, mirror=mirror)
+            self.write.mirror_written(mirror, prepared)
+            ids = [a[0] for a in archived]
             by_part: dict[int, list[ItemResult]] = {}
             for r, (n, _) in zip(results, where, strict=True):
                 by_part.setdefault(n, []).append(r)

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 
 from app.models.base import LLM
+from app.models.tasks.base import get_task
+from app.models.tasks.resolve_conflict import ResolveConflictInput, ResolveConflictOutput
 from app.write.fingerprint import hamming
 
 _SENT = re.compile(r"(?<=[.!?。！？;；])\s*")
@@ -59,13 +61,41 @@ def merge_texts(old: str, new: str) -> str:
     return old.strip() + joiner + joiner.join(extra)
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """The uncertain band: ``resolve_conflict`` must answer about ``target`` before there is a verdict.
+    ``key`` names the question (the task's input as JSON): an answer got earlier for the same key serves it."""
+
+    target: Candidate
+    payload: ResolveConflictInput
+
+    @property
+    def key(self) -> str:
+        return self.payload.model_dump_json()
+
+
 class Dedup:
+    """``judge`` decides what the bands decide alone and names the question the uncertain band asks the LLM;
+    ``settle`` turns the LLM's answer into the verdict. ``decide`` does both (the LLM called in between): the write
+    track calls the LLM itself, outside its transaction (app/write/pipeline.py)."""
+
     def __init__(self, llm: LLM, config: DedupConfig = DedupConfig()) -> None:
         self.llm = llm
         self.config = config
 
     async def decide(self, kind: str, text: str, fingerprint: int, candidates: list[Candidate],
                      valid_at: str | None = None) -> Verdict:
+        judged = self.judge(kind, text, fingerprint, candidates, valid_at)
+        if isinstance(judged, Verdict):
+            return judged
+        return self.settle(judged, await self.ask(judged), text)
+
+    async def ask(self, question: Ask) -> ResolveConflictOutput:
+        """The LLM's answer to ``question``."""
+        return await self.llm.run(get_task("resolve_conflict"), question.payload)
+
+    def judge(self, kind: str, text: str, fingerprint: int, candidates: list[Candidate],
+              valid_at: str | None = None) -> Verdict | Ask:
         cfg = self.config
         if not candidates:
             return Verdict("CREATE", None, ("no similar memory",))
@@ -88,14 +118,12 @@ class Dedup:
         if not mergeable:
             return Verdict("CREATE", None, (f"best match cosine {best.cosine:.3f} is below the uncertain band",))
         target = max(mergeable, key=lambda c: c.cosine)
-        from app.models.tasks.resolve_conflict import ResolveConflictInput
-        from app.models.tasks.base import get_task
+        return Ask(target, ResolveConflictInput(existing=target.content, new=text, similarity=float(target.cosine),
+                                                new_valid_at=valid_at))
 
-        answer = await self.llm.run(
-            get_task("resolve_conflict"),
-            ResolveConflictInput(existing=target.content, new=text, similarity=float(target.cosine),
-                                 new_valid_at=valid_at),
-        )
+    @staticmethod
+    def settle(question: Ask, answer: ResolveConflictOutput, text: str) -> Verdict:
+        target = question.target
         why = f"resolve_conflict with block {target.block_id} (cosine {target.cosine:.3f}): {answer.action}"
         if answer.reason:
             why += f" - {answer.reason}"

@@ -7,7 +7,6 @@ entity resolution merges surface forms; the relational rows and the graph mirror
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from uuid import UUID
@@ -56,7 +55,7 @@ class GraphBuild:
         if not extracted:
             return GraphBuildResult(len(blocks), 0, 0, skipped)
         names = sorted({n for _, t in extracted for n in (t.subject, t.object)})
-        vectors = await asyncio.to_thread(self.services.embedder.embed_documents, names)
+        vectors = await self.services.models.embed_documents(self.services.embedder, names)
         vec_of = dict(zip(names, vectors, strict=True))
         async with db.transaction(vault_id) as conn:
             # One build at a time per vault, and a build runs safely twice (a job retried after its worker died

@@ -17,6 +17,11 @@ from app.services import Services
 from app.vaults import Vault
 
 
+class Raced(Conflict):
+    """Another request with the same key stored its answer first (it held the vault's write lock): the caller
+    answers with that one (:func:`replay`)."""
+
+
 def request_hash(method: str, path: str, body: Any) -> bytes:
     return hashlib.sha256(json.dumps([method, path, body], sort_keys=True, default=str).encode()).digest()
 
@@ -49,7 +54,7 @@ def recorder(vault: Vault, key: str | None, digest: bytes,
             Q.idempotency_put,
             (vault.id, key, digest, json.dumps(build(results), default=str)))
         if await cur.fetchone() is None:
-            raise Conflict(f"a request with Idempotency-Key {key!r} is already being processed",
-                           hint="retry in a moment to get its answer")
+            raise Raced(f"a request with Idempotency-Key {key!r} is already being processed",
+                        hint="retry in a moment to get its answer")
 
     return hook

@@ -7,13 +7,12 @@ the audit entries (rejections included, with rule and ruleset version) and the g
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -24,11 +23,13 @@ from app.errors import InvalidInput, PayloadTooLarge
 from app.services import Services
 from app.vaults import Vault
 from app.write.batch import BatchBlock, BatchDedup, CandidateRow, layer_of
-from app.write.dedup import Candidate, Dedup, DedupConfig, Verdict
+from app.write.dedup import Ask, Candidate, Dedup, DedupConfig, Verdict
 from app.write.fingerprint import content_hash, simhash
 from app.write.items import ItemResult, WriteItem
 from app.write.mirror import VectorMirror
 from app.write.provenance import SOURCE_KINDS, trust_for
+from app.worker.catalogue import defer_graph_build
+from app.write.serial import ModelAnswers, locked_write
 from app.write.timing import NO_CLOCK, StageClock
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -36,6 +37,11 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
 # Pairs the bulk path's vector mirror sends per item beyond the k the database keeps: blocks it still holds as
 # current that the table no longer does (another writer superseded them) leave the k nearest whole.
 MIRROR_SPARE = 2
+
+# A rehearsal's stand-in block ids (app/write/serial.py): above any id a vault will draw.
+REHEARSAL_IDS = 1 << 62
+
+T = TypeVar("T")
 
 # Runs inside the write's transaction with what the write produced (idempotency records use it).
 Hook = Callable[[psycopg.AsyncConnection, Any], Awaitable[None]]
@@ -73,6 +79,7 @@ class _Prepared:
     verdict: Verdict | None = None
     block_id: int | None = None  # the id its block takes if the item is created (drawn before deciding)
     merge: _Merge | None = None
+    expected: str | None = None  # a MERGE / SUPERSEDE target's content as Dedup read it
     tokens: int = 0
     ruleset_version: str | None = None
     gate_detail: dict[str, Any] | None = None
@@ -109,24 +116,45 @@ class WriteTrack:
     # --- public ---------------------------------------------------------------------------------------------
 
     async def remember(self, vault: Vault, items: Sequence[WriteItem], *, hook: Hook | None = None) -> list[ItemResult]:
-        """Run items through the whole track and persist them in one transaction."""
-        prepared = await self.prepare(vault, items)
-        async with self.services.db.transaction(vault.id) as conn:
+        """Run items through the whole track: screened (embedded) first, then decided and persisted in one
+        transaction under the vault's write lock (app/write/serial.py)."""
+        prepared = await self.services.models.run(self.screen, items)
+
+        async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers) -> list[ItemResult]:
+            await self.decide(vault, prepared, conn, answers=answers)
             results = await self.apply(conn, vault, prepared)
             if hook is not None:
                 await hook(conn, results)
-            t_commit = time.perf_counter()
-        self.clock.add("commit", time.perf_counter() - t_commit)
-        return results
+            return results
 
-    async def prepare(self, vault: Vault, items: Sequence[WriteItem],
-                      conn: psycopg.AsyncConnection | None = None, *,
-                      max_items: int | None = None) -> list[_Prepared]:
-        """Everything that needs no write: screen (normalize, embed, gates), then decide (candidates, Dedup).
-        ``max_items``: as :meth:`screen`'s."""
-        prepared = await asyncio.to_thread(self.screen, items, max_items=max_items)
-        await self.decide(vault, prepared, conn)
-        return prepared
+        return await self.locked(vault, prepared, work)
+
+    async def locked(self, vault: Vault, prepared: list[_Prepared],
+                     work: Callable[[psycopg.AsyncConnection, ModelAnswers], Awaitable[T]], *,
+                     mirror: VectorMirror | None = None) -> T:
+        """``work`` (which decides ``prepared`` on the answers it is given, then applies them) in one transaction
+        holding the vault's write lock; the model calls Dedup needs are made outside it (app/write/serial.py)."""
+        answers = ModelAnswers(self.dedup, self._embed)
+
+        async def rehearse() -> None:
+            await self.decide(vault, prepared, None, mirror, answers=answers.outside(), rehearsal=True)
+
+        t_commit = 0.0
+
+        async def run(conn: psycopg.AsyncConnection) -> T:
+            nonlocal t_commit
+            out = await work(conn, answers)
+            t_commit = time.perf_counter()
+            return out
+
+        # A rehearsal reads the candidates once more: worth it when several items may ask (one asks once anyway).
+        several = sum(p.rejected is None for p in prepared) > 1
+        out = await locked_write(self.services.db, vault.id, answers, run, rehearse if several else None)
+        self.clock.add("commit", time.perf_counter() - t_commit)
+        return out
+
+    async def _embed(self, texts: list[str]) -> np.ndarray:
+        return await self.services.models.embed_documents(self.services.embedder, texts)
 
     def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None) -> list[_Prepared]:
         """What needs neither the database nor the other items' decisions: validate, normalize, one embedding
@@ -147,18 +175,30 @@ class WriteTrack:
         return prepared
 
     async def decide(self, vault: Vault, prepared: list[_Prepared], conn: psycopg.AsyncConnection | None = None,
-                     mirror: VectorMirror | None = None) -> None:
+                     mirror: VectorMirror | None = None, *, answers: ModelAnswers | None = None,
+                     rehearsal: bool = False) -> None:
         """Dedup for the screened items, in order: one query for the whole batch's candidates, then each item
-        against the vault as the items before it left it. ``mirror`` (the bulk path's, with ``conn``): which
-        blocks are near each item comes from it instead of a scan of the vault (app/write/mirror.py)."""
+        against the vault as the items before it left it. ``mirror`` (the bulk path's): which blocks are near each
+        item comes from it instead of a scan of the vault (app/write/mirror.py); it learns what the batch
+        changed from :meth:`mirror_written`, once the batch is committed. ``answers``: the model answers Dedup may
+        use (app/write/serial.py; by default it asks the models itself). ``rehearsal``: a decision outside the
+        lock whose only use is the questions it asks (no block ids drawn, the mirror not refreshed)."""
         passing = [p for p in prepared if p.rejected is None]
+        for p in passing:  # a retry decides afresh
+            p.verdict, p.block_id, p.merge, p.expected = None, None, None, None
         if not passing:
             return
+        if answers is None:
+            answers = ModelAnswers(self.dedup, self._embed, asking=True)
         t0 = time.perf_counter()
-        if mirror is not None:
-            assert conn is not None, "the vector mirror reads the vault on the batch's transaction"
-            await mirror.refresh(conn, vault.id)
-        ids = await self._fetch(Q.allocate_block_ids, (len(passing),), vault, conn)
+        if rehearsal:
+            # Stand-in ids above every real one (as the ids a batch draws are), so candidates tie-break alike.
+            ids = [{"id": REHEARSAL_IDS + n} for n in range(len(passing))]
+        else:
+            if mirror is not None:
+                assert conn is not None, "the vector mirror reads the vault on the batch's transaction"
+                await mirror.refresh(conn, vault.id)
+            ids = await self._fetch(Q.allocate_block_ids, (len(passing),), vault, conn)
         for p, row in zip(passing, ids, strict=True):
             p.block_id = int(row["id"])
         batch = BatchDedup(self.dedup.config, self.spare)
@@ -172,16 +212,27 @@ class WriteTrack:
                 again = await self._candidate_rows(vault, [p], conn, k, mirror)
                 candidates = batch.candidates(p.item.kind, p.embedding, p.digest, again.get(0, []), k)
                 assert candidates is not None
-            p.verdict = await self.dedup.decide(p.item.kind, p.item.content, p.fingerprint, candidates,
-                                                p.item.said_at.isoformat())
-            t_embed = await self._record(batch, p, candidates)
-            t0 += t_embed  # a merge's embedding is the embed stage's time
-            if mirror is not None and p.verdict.target is not None:
-                if p.verdict.decision == "SUPERSEDE":
-                    mirror.superseded(p.verdict.target)
-                elif p.verdict.decision == "MERGE" and p.merge is not None:
-                    mirror.merged(p.verdict.target, p.merge.embedding)
+            judged = self.dedup.judge(p.item.kind, p.item.content, p.fingerprint, candidates,
+                                      p.item.said_at.isoformat())
+            if isinstance(judged, Ask):
+                judged = self.dedup.settle(judged, await answers.conflict(judged), p.item.content)
+            p.verdict = judged
+            t0 += await self._record(batch, p, candidates, answers)  # a merge's embedding is the embed stage's
         self.clock.add("dedup", time.perf_counter() - t0)
+
+    @staticmethod
+    def mirror_written(mirror: VectorMirror | None, prepared: list[_Prepared]) -> None:
+        """Tell the bulk path's mirror what a committed batch superseded and merged into."""
+        if mirror is None:
+            return
+        for p in prepared:
+            v = p.verdict
+            if v is None or v.target is None:
+                continue
+            if v.decision == "SUPERSEDE":
+                mirror.superseded(v.target)
+            elif v.decision == "MERGE" and p.merge is not None:
+                mirror.merged(v.target, p.merge.embedding)
 
     async def apply(self, conn: psycopg.AsyncConnection, vault: Vault, prepared: list[_Prepared]) -> list[ItemResult]:
         """Persist decided items on ``conn``'s open transaction: one insert for the batch's new blocks, then its
@@ -212,14 +263,16 @@ class WriteTrack:
                 block_id = p.block_id
                 touched.append(block_id)
                 if v.decision == "SUPERSEDE":
-                    revisions.append({"action": "SUPERSEDE", "target": v.target, "block_id": block_id})
+                    revisions.append({"action": "SUPERSEDE", "target": v.target, "block_id": block_id,
+                                      "expected": p.expected})
             elif v.decision == "SKIP":
                 block_id = v.target
             else:  # MERGE
                 assert p.merge is not None
                 block_id = v.target
                 merge_vectors.append(p.merge.embedding)
-                revisions.append({"action": "MERGE", "target": v.target, "content": p.merge.content,
+                revisions.append({"action": "MERGE", "target": v.target, "expected": p.expected,
+                                  "content": p.merge.content,
                                   "normalized": p.merge.normalized, "fingerprint": p.merge.fingerprint,
                                   "content_hash": p.merge.digest.hex(), "confidence": p.item.confidence,
                                   "token_count": p.merge.tokens, "vector": len(merge_vectors)})
@@ -241,8 +294,6 @@ class WriteTrack:
         if audits:
             await conn.execute(Q.audit, (vault.id, json.dumps(audits, default=str)))
         if touched:
-            from app.background.graph_build import defer_graph_build
-
             await defer_graph_build(conn, vault_id=vault.id, block_ids=touched)
         return [results[i] for i in sorted(results)]
 
@@ -309,10 +360,13 @@ class WriteTrack:
                 bool(r["same_hash"]), bool(r["nearest"])))
         return out
 
-    async def _record(self, batch: BatchDedup, p: _Prepared, candidates: list[Candidate]) -> float:
+    async def _record(self, batch: BatchDedup, p: _Prepared, candidates: list[Candidate],
+                      answers: ModelAnswers) -> float:
         """What the item's verdict changes for the items after it; returns the seconds spent embedding a merge."""
         v = p.verdict
         assert v is not None and p.block_id is not None and p.embedding is not None
+        if v.decision in ("MERGE", "SUPERSEDE"):  # the row as Dedup read it, which the revision must still find
+            p.expected = next(c.content for c in candidates if c.block_id == v.target)
         if v.decision in ("CREATE", "SUPERSEDE"):
             batch.created(BatchBlock(p.block_id, p.item.kind, p.item.category, p.item.content, p.embedding,
                                      p.fingerprint, p.digest))
@@ -323,7 +377,7 @@ class WriteTrack:
         text = v.merged_text or p.item.content
         norm = self.normalizer.normalize(text, p.item.said_at).text
         t0 = time.perf_counter()
-        [vector] = await asyncio.to_thread(self.services.embedder.embed_documents, [v.merged_text or p.normalized])
+        vector = await answers.vector(v.merged_text or p.normalized)
         seconds = time.perf_counter() - t0
         self.clock.add("embed", seconds)
         p.merge = _Merge(text, norm, vector, simhash(norm), content_hash(norm), self._tokens.count(text))

@@ -15,7 +15,6 @@ segment rather than a new session or a re-close of everything). What earlier clo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -24,17 +23,18 @@ from datetime import datetime
 
 import psycopg
 
-from app.background.prefetch import defer_prefetch
 from app.db.queries import Q
 from app.errors import Conflict, InvalidInput, NotFound
 from app.models.tasks.base import get_task
 from app.services import Services
 from app.vaults import Vault
+from app.worker.catalogue import defer_prefetch
 from app.write.chunking import ChunkingConfig, chunk_turn
 from app.write.items import ItemResult, WriteItem
 from app.write.mirror import VectorMirror
 from app.write.pipeline import Hook, WriteTrack
 from app.write.provenance import ROLE_TO_SOURCE
+from app.write.serial import ATTEMPTS, ModelAnswers
 from app.write.timing import StageClock
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -44,6 +44,10 @@ ROLES = ("user", "assistant", "system", "tool")
 # belongs to its start. Without it on later chunks, LoCoMo scored the same and LongMemEval's NDCG@10 fell
 # 0.894 -> 0.881 (its preference questions), for 9% less text for the embedder to read on LongMemEval.
 CONTEXT_WORDS = 50
+
+
+class _ContextMoved(Exception):  # noqa: N818 - control flow
+    """Another append reached the session between this one's embedding and its transaction."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,21 +84,45 @@ class SessionTrack:
 
     async def append_turns(self, vault: Vault, session_id: str, turns: Sequence[TurnIn], *,
                            hook: Hook | None = None) -> TurnsResult:
-        """Archive turns and write their chunks, in one transaction."""
+        """Archive turns and write their chunks, in one transaction under the vault's write lock. The chunks are
+        embedded before it opens, with the session's last turn as read then (a chunk's context); a turn appended to
+        the session meanwhile changes that context, and the chunks are embedded again."""
         self._validate(turns)
-        async with self.services.db.transaction(vault.id) as conn:
-            before = await last_turn(conn, vault, session_id)
-            ids, reopened = await archive_turns(conn, vault, session_id, turns)
-            items = self.turn_items(session_id, turns, ids, before)
-            results = await self.write.apply(conn, vault, await self.write.prepare(vault, items, conn)) if items else []
-            result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=reopened)
-            # The Slow Thinker predicts the next questions in the background (one queued job per session).
-            await defer_prefetch(conn, vault_id=vault.id, session_id=session_id)
-            if hook is not None:
-                await hook(conn, result)
-            t_commit = time.perf_counter()
-        self.write.clock.add("commit", time.perf_counter() - t_commit)
-        return result
+        for _ in range(ATTEMPTS):
+            before = await self._last_turn(vault, session_id)
+            items = self.turn_items(session_id, turns, range(len(turns)), before)
+            where = [item.turn_ids[0] for item in items]  # each chunk's turn, by position
+            prepared = await self.services.models.run(self.write.screen, items)
+
+            async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers,
+                           before: str | None = before, where: list[int] = where,
+                           prepared: list = prepared) -> TurnsResult:
+                if await last_turn(conn, vault, session_id) != before:
+                    raise _ContextMoved
+                ids, reopened = await archive_turns(conn, vault, session_id, turns)
+                for p in prepared:
+                    p.item = replace(p.item, turn_ids=(ids[where[p.index]],))
+                results = []
+                if prepared:
+                    await self.write.decide(vault, prepared, conn, answers=answers)
+                    results = await self.write.apply(conn, vault, prepared)
+                result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=reopened)
+                # The Slow Thinker predicts the next questions in the background (one queued job per session).
+                await defer_prefetch(conn, vault_id=vault.id, session_id=session_id)
+                if hook is not None:
+                    await hook(conn, result)
+                return result
+
+            try:
+                return await self.write.locked(vault, prepared, work)
+            except _ContextMoved:
+                continue
+        raise Conflict(f"session {session_id!r} kept taking other turns while these were being written",
+                       hint="nothing was written; send them again")
+
+    async def _last_turn(self, vault: Vault, session_id: str) -> str | None:
+        row = await self.services.db.fetchone(Q.last_turn, (vault.id, session_id), vault_id=vault.id)
+        return row["content"] if row else None
 
     def turn_items(self, session_id: str, turns: Sequence[TurnIn], turn_ids: Sequence[int],
                    before: str | None) -> list[WriteItem]:
@@ -158,11 +186,10 @@ class SessionTrack:
         # A session's units are not a client's batch: a long session (a pasted document) may give more than a
         # request may hold (max_batch_items), and its close must not fail on that.
         limit = max(len(items), 1)
-        prepared = await self.write.prepare(vault, items, max_items=limit) if mirror is None else \
-            await asyncio.to_thread(self.write.screen, items, max_items=limit)
-        async with db.transaction(vault.id) as conn:
-            if mirror is not None:
-                await self.write.decide(vault, prepared, conn, mirror)
+        prepared = await self.services.models.run(self.write.screen, items, max_items=limit)
+
+        async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers) -> list[ItemResult]:
+            await self.write.decide(vault, prepared, conn, mirror, answers=answers)
             results = await self.write.apply(conn, vault, prepared)
             cur = await conn.execute(Q.close_session,
                                      (vault.id, session_id, summary, json.dumps(thread_map), through))
@@ -170,6 +197,10 @@ class SessionTrack:
                 raise Conflict(f"session {session_id!r} is already closed", hint="it was closed meanwhile")
             if hook is not None:
                 await hook(conn, results)
+            return results
+
+        results = await self.write.locked(vault, prepared, work, mirror=mirror)
+        self.write.mirror_written(mirror, prepared)
         first = 1 if summary else 0
         unit_results = tuple(replace(r, index=r.index - first) for r in results if r.index >= first)
         summary_block = next((r.block_id for r in results if r.index == 0), None) if summary else None
@@ -200,7 +231,7 @@ class SessionTrack:
         """For each topic of this session, the earlier sessions whose topic units resemble it."""
         if not topics:
             return {"session": session_id, "threads": []}
-        vectors = await asyncio.to_thread(self.services.embedder.embed_documents, topics)
+        vectors = await self.services.models.embed_documents(self.services.embedder, topics)
         threads = []
         for topic, vec in zip(topics, vectors, strict=True):
             rows = await self.services.db.fetchall(

@@ -149,6 +149,20 @@ CREATE OR REPLACE FUNCTION memvault.dedup_vectors_since_v2(p_vault uuid, p_after
      ORDER BY b.id
 $$;
 
+-- One Dedup at a time per vault: a write's read of its candidates, its decision and its apply happen in one
+-- transaction that first takes this lock (released at commit or rollback). Without it, 16 identical writes sent at
+-- once each read a vault without the others' block and each created one. Keyed by the vault (as lexeme_stats and
+-- centrality key theirs): writes to other vaults never wait; two vaults whose ids hash alike only share a turn.
+-- Why an advisory lock rather than another way to serialize: app/write/serial.py.
+CREATE OR REPLACE FUNCTION memvault.lock_vault_writes_v1(p_vault uuid)
+    RETURNS void
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+        SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('memvault.write'),
+                                                pg_catalog.hashtext(p_vault::text))
+$$;
+
 -- Block ids for a batch, drawn before it is decided, so an item can name the block an earlier item of the same
 -- batch will create (Dedup's reasons and targets) exactly as it would after that item was written alone.
 CREATE OR REPLACE FUNCTION memvault.allocate_block_ids_v1(p_count integer)
@@ -193,6 +207,11 @@ $$;
 
 -- MERGE and SUPERSEDE of a batch, applied in the batch's order after its CREATEs (one call; a merge's vector is
 -- p_embeddings[its "vector" field]): the same rows and history as applying them one write at a time.
+-- Each revision changes the row Dedup read or nothing: its target must still be current (neither retracted nor
+-- superseded) and, when the revision carries "expected", still hold that content (what Dedup compared the new
+-- text with, or what an earlier revision of the batch wrote into it). A target that changed meanwhile (a writer
+-- that does not take the vault's write lock: a dream, an edit, a deletion) raises MVSTL, and the write track
+-- decides again on what the vault now holds (app/write/serial.py): a zero-row revision is never passed over.
 CREATE OR REPLACE FUNCTION memvault.revise_blocks_v1(p_vault uuid, p_revisions jsonb, p_embeddings vector[])
     RETURNS integer
     LANGUAGE plpgsql VOLATILE
@@ -200,17 +219,31 @@ CREATE OR REPLACE FUNCTION memvault.revise_blocks_v1(p_vault uuid, p_revisions j
     AS $$
 DECLARE
     r record;
+    v_target bigint;
+    v_done bigint;
     v_count integer := 0;
 BEGIN
     FOR r IN SELECT x.j, x.ord::integer AS ord FROM jsonb_array_elements(p_revisions) WITH ORDINALITY AS x(j, ord)
              ORDER BY x.ord LOOP
+        v_target := (r.j->>'target')::bigint;
+        PERFORM 1 FROM memvault.block b
+         WHERE b.vault_id = p_vault AND b.id = v_target AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+           AND (NOT r.j ? 'expected' OR b.content = r.j->>'expected')
+           FOR NO KEY UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'block % changed after Dedup read it (% of revision %)', v_target, r.j->>'action', r.ord
+                USING ERRCODE = 'MVSTL', HINT = 'decide again on what the vault holds now';
+        END IF;
         IF r.j->>'action' = 'MERGE' THEN
-            PERFORM memvault.merge_block_v1(p_vault, (r.j->>'target')::bigint, r.j->>'content', r.j->>'normalized',
-                                            p_embeddings[(r.j->>'vector')::integer], (r.j->>'fingerprint')::bigint,
-                                            decode(r.j->>'content_hash', 'hex'), (r.j->>'confidence')::real,
-                                            (r.j->>'token_count')::integer);
+            v_done := memvault.merge_block_v1(p_vault, v_target, r.j->>'content', r.j->>'normalized',
+                                              p_embeddings[(r.j->>'vector')::integer], (r.j->>'fingerprint')::bigint,
+                                              decode(r.j->>'content_hash', 'hex'), (r.j->>'confidence')::real,
+                                              (r.j->>'token_count')::integer);
         ELSE
-            PERFORM memvault.supersede_block_v1(p_vault, (r.j->>'target')::bigint, (r.j->>'block_id')::bigint);
+            v_done := memvault.supersede_block_v1(p_vault, v_target, (r.j->>'block_id')::bigint);
+        END IF;
+        IF v_done IS NULL THEN  -- a SUPERSEDE whose new block is not in the vault: the caller's bug, not a race
+            RAISE EXCEPTION '% of block % changed no row (revision %)', r.j->>'action', v_target, r.ord;
         END IF;
         v_count := v_count + 1;
     END LOOP;

@@ -97,7 +97,7 @@ async def test_fill_without_a_second_model_is_a_no_op(services, vault) -> None:
     assert services.rail2 is None
     assert (await rail2.fill(services)).as_dict() == {"embedded": 0, "vaults": 0, "seconds": 0.0, "done": True}
     assert await _rows(services, vault) == {}
-    assert rail2.search_params(services, "the code") == {}
+    assert await rail2.search_params(services, "the code") == {}
 
 
 async def _fast_search(services, vault, query: str, cfg: dict) -> list[dict]:
@@ -116,7 +116,7 @@ async def test_fast_search_fuses_the_third_rail_by_rrf(services, vault) -> None:
     narrow = {"dense_n": 1, "sparse_n": 1, "exact": True, "dense_w": 0.5, "sparse_w": 1.0, "rrf_k": 60}
     off = await _fast_search(services, vault, query, narrow)
     assert ids[0] not in [r["id"] for r in off]  # the other two rails' top 1 is another block
-    on = await _fast_search(services, vault, query, {**narrow, **rail2.search_params(services, query)})
+    on = await _fast_search(services, vault, query, {**narrow, **await rail2.search_params(services, query)})
     by_id = {r["id"]: r for r in on}
     assert ids[0] in by_id  # brought in by the second rail alone
     assert by_id[ids[0]]["rrf"] == pytest.approx(0.5 / 61)
@@ -125,16 +125,16 @@ async def test_fast_search_fuses_the_third_rail_by_rrf(services, vault) -> None:
         assert by_id[r["id"]]["rrf"] == pytest.approx(r["rrf"])
 
     # In a large vault (exact: false) the rail only re-ranks the two first rails' candidates: no new block.
-    large = await _fast_search(services, vault, query, {**narrow, **rail2.search_params(services, query),
+    large = await _fast_search(services, vault, query, {**narrow, **await rail2.search_params(services, query),
                                                        "exact": False})
     assert ids[0] not in [r["id"] for r in large]
     assert {r["id"] for r in large} == {r["id"] for r in off}
     assert sum(r["rrf"] for r in large) > sum(r["rrf"] for r in off)  # each got its rank on the third rail
 
     # Rows of another model are not searched; nor is the rail at weight 0.
-    stale = {**narrow, **rail2.search_params(services, query), "rail2_model": "marker:v0"}
+    stale = {**narrow, **await rail2.search_params(services, query), "rail2_model": "marker:v0"}
     assert ids[0] not in [r["id"] for r in await _fast_search(services, vault, query, stale)]
-    zero = {**narrow, **rail2.search_params(services, query), "rail2_w": 0}
+    zero = {**narrow, **await rail2.search_params(services, query), "rail2_w": 0}
     assert ids[0] not in [r["id"] for r in await _fast_search(services, vault, query, zero)]
 
 
@@ -143,7 +143,7 @@ async def test_fast_search_keeps_blocks_not_yet_valid_off_the_third_rail(service
     services.rail2 = MarkerEmbedder()
     await rail2.fill(services)
     query = "the secret"
-    cfg = {"dense_n": 1, "sparse_n": 0, "exact": True, **rail2.search_params(services, query)}
+    cfg = {"dense_n": 1, "sparse_n": 0, "exact": True, **await rail2.search_params(services, query)}
     assert ids[0] in [r["id"] for r in await _fast_search(services, vault, query, cfg)]
     async with services.db.transaction() as conn:
         await conn.execute("UPDATE memvault.block SET valid_at = %s WHERE vault_id = %s AND id = %s",
@@ -184,7 +184,7 @@ async def test_a_failing_second_model_leaves_recall_on_the_two_other_rails(servi
         raise RuntimeError("model crashed")
 
     services.rail2.embed_query = broken
-    assert rail2.search_params(services, "the secret") == {}
+    assert await rail2.search_params(services, "the secret") == {}
     options = RecallOptions(k=5, thinking="fast", as_of=T0, use_prefetch=False, writeback=False)
     result = await ReadTrack(services, ReadConfig()).recall(vault, "Where is the garage door code written?", options)
     assert result.cards and result.cards[0].id == ids[0]

@@ -1,5 +1,6 @@
 """The background track's one home: every job is a module of app/background/, registered by importing the
-package, and producers queue jobs only through the typed ``defer_<job>`` functions those modules export."""
+package, and producers queue jobs only through the typed ``defer_<job>`` functions of the jobs catalogue
+(app.worker.catalogue)."""
 
 from __future__ import annotations
 
@@ -22,18 +23,20 @@ def test_every_task_is_defined_in_app_background() -> None:
 
 
 def test_defer_functions_take_the_connection_and_keyword_only_vault_id() -> None:
-    import importlib
+    """Producers queue jobs through the catalogue's ``defer_<job>`` (app.worker.catalogue), each of a task of
+    app/background/ registered under the catalogue's name."""
+    import app.worker.catalogue as catalogue
 
     found = 0
-    for name in jobs.modules():
-        module = importlib.import_module(name)
-        for attr, fn in vars(module).items():
-            if attr.startswith("defer_") and inspect.iscoroutinefunction(fn) and fn.__module__ == name:
-                params = inspect.signature(fn).parameters
-                assert list(params)[0] == "conn", f"{name}.{attr}"
-                assert params["vault_id"].kind is inspect.Parameter.KEYWORD_ONLY, f"{name}.{attr}"
-                found += 1
+    for attr, fn in vars(catalogue).items():
+        if attr.startswith("defer_") and attr != "defer_in" and inspect.iscoroutinefunction(fn):
+            params = inspect.signature(fn).parameters
+            assert list(params)[0] == "conn", attr
+            assert params["vault_id"].kind is inspect.Parameter.KEYWORD_ONLY, attr
+            found += 1
     assert found >= 3  # graph build, prefetch, dream
+    names = {catalogue.GRAPH_BUILD, catalogue.PREFETCH, catalogue.DREAM}
+    assert {procrastinate_app.tasks[n].func.__module__ for n in names} <= set(jobs.modules())
 
 
 def test_no_job_is_queued_by_name_outside_app_background() -> None:
@@ -45,7 +48,7 @@ def test_no_job_is_queued_by_name_outside_app_background() -> None:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if re.search(r"\bdefer_in\(|\.defer_async\(|\.defer\(", line):
                 offenders.append(f"{rel}:{n}: {line.strip()}")
-    assert not offenders, "queue jobs through app/background's defer_<job> functions:\n" + "\n".join(offenders)
+    assert not offenders, "queue jobs through app.worker.catalogue's defer_<job> functions:\n" + "\n".join(offenders)
 
 
 def test_nothing_is_found_through_a_list_of_module_names() -> None:

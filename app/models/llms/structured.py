@@ -54,6 +54,7 @@ class HeuristicLLM(LLM):
     """The offline default: every task answered by its deterministic heuristic twin (documented per task)."""
 
     name = "heuristic"
+    instant = True  # deterministic rules: no model, no I/O (the write track may ask it under its lock)
 
     def __init__(self) -> None:
         self._stats = LLMStats()

@@ -1,0 +1,134 @@
+"""One Dedup at a time per vault, and no model call while it holds the vault.
+
+Dedup reads a vault's candidates, decides, and applies what it decided. Two writes to one vault doing that at once
+each decide on a vault without the other's block: 16 identical writes sent together left 16 memories. So the
+three happen in one transaction that first takes the vault's write lock (``memvault.lock_vault_writes_v1``); the
+next writer to that vault waits, then reads what the previous one committed (READ COMMITTED: its candidate query
+starts after the lock was granted, so after the previous holder's commit).
+
+Why a transaction-scoped advisory lock keyed by the vault, rather than:
+- SERIALIZABLE: it aborts instead of waiting, and its predicate locks cover what Dedup reads (every block of a
+  vault below 5,000, an index range above), so two writes to one vault would conflict all the same, each costing
+  a rolled-back transaction and a retry rather than a wait.
+- ``SELECT ... FOR UPDATE`` of the vault's row: it serializes the same writers but conflicts with the KEY SHARE
+  lock that every insert referencing the vault takes (turns, recall_log, audit rows of other paths would queue
+  behind a write); FOR NO KEY UPDATE avoids that but still holds up the vault's own updates (rename, schedule).
+- An advisory lock touches no row, ends with the transaction whatever ends it, and keeps nothing else waiting.
+
+What may not happen under the lock: a model call (an HTTP LLM can take seconds, and every writer of the vault
+would wait, each holding a pooled connection). The embedding (``WriteTrack.screen``) is done before the
+transaction opens. Dedup's question to the LLM (``resolve_conflict``, the uncertain band) and a MERGE's new vector
+depend on the candidates read under the lock, so they cannot all be known before it: the transaction decides with
+the answers it holds (:class:`ModelAnswers`); an item that needs one it lacks raises :class:`NeedModels`, the
+transaction rolls back, the answer is got with no transaction open, and the write runs again (the heuristic
+LLM, rules without a model or I/O, is the one exception: ``LLM.instant``, asked where it is needed). The first time, the
+whole batch is rehearsed outside the lock (its candidates read as the vault is now, every question asked), so a
+batch of many uncertain items costs one retry, not one per item. A :class:`~app.errors.StaleWrite` (a MERGE or
+SUPERSEDE target changed by a writer that takes no lock: a dream, an edit, a deletion) reruns the write too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+from uuid import UUID
+
+import numpy as np
+import psycopg
+
+from app.db.connector import Database
+from app.db.queries import Q
+from app.errors import Conflict, StaleWrite
+from app.models.tasks.resolve_conflict import ResolveConflictOutput
+from app.write.dedup import Ask, Dedup
+
+T = TypeVar("T")
+
+# Transactions one write may take before it gives up (each retry is caused by a model answer it lacked or a
+# target another writer changed; the answers got stay, so two or three are the most seen).
+ATTEMPTS = 8
+
+
+class NeedModels(Exception):  # noqa: N818 - control flow, never shown to anyone
+    """Dedup needs a model's answer the write does not hold yet (the LLM's, or a merged text's vector)."""
+
+    def __init__(self, ask: Ask | None = None, text: str | None = None) -> None:
+        super().__init__(ask.key if ask is not None else text)
+        self.ask = ask
+        self.text = text
+
+
+class ModelAnswers:
+    """What Dedup asked the models during one write, kept across its transactions. ``asking`` False (inside the
+    locked transaction): a question without an answer raises :class:`NeedModels`; True (outside it): the model is
+    asked there and then."""
+
+    def __init__(self, dedup: Dedup, embed: Callable[[list[str]], Awaitable[np.ndarray]], *,
+                 asking: bool = False) -> None:
+        self.dedup = dedup
+        self.embed = embed  # the embedder's embed_documents, through the model seam (app/models/calls.py)
+        self.asking = asking
+        self.conflicts: dict[str, ResolveConflictOutput] = {}
+        self.vectors: dict[str, np.ndarray] = {}
+        self.asked = 0  # model calls made (for tests and timing)
+
+    def outside(self) -> ModelAnswers:
+        """The same answers, asking the models on a miss (for a rehearsal outside the lock)."""
+        other = ModelAnswers(self.dedup, self.embed, asking=True)
+        other.conflicts, other.vectors = self.conflicts, self.vectors
+        return other
+
+    async def conflict(self, ask: Ask) -> ResolveConflictOutput:
+        hit = self.conflicts.get(ask.key)
+        if hit is None:
+            if not (self.asking or self.dedup.llm.instant):
+                raise NeedModels(ask=ask)
+            hit = self.conflicts[ask.key] = await self.dedup.ask(ask)
+            self.asked += 1
+        return hit
+
+    async def vector(self, text: str) -> np.ndarray:
+        hit = self.vectors.get(text)
+        if hit is None:
+            if not self.asking:
+                raise NeedModels(text=text)
+            [hit] = await self.embed([text])
+            self.vectors[text] = hit
+            self.asked += 1
+        return hit
+
+    async def answer(self, need: NeedModels) -> None:
+        """Get what ``need`` lacks (no transaction open)."""
+        outside = self.outside()
+        if need.ask is not None:
+            await outside.conflict(need.ask)
+        if need.text is not None:
+            await outside.vector(need.text)
+        self.asked += outside.asked
+
+
+async def locked_write(db: Database, vault_id: UUID, answers: ModelAnswers,
+                       work: Callable[[psycopg.AsyncConnection], Awaitable[T]],
+                       rehearse: Callable[[], Awaitable[None]] | None = None) -> T:
+    """Run ``work`` in one transaction of ``vault_id`` holding the vault's write lock, again after getting what a
+    :class:`NeedModels` lacked (``rehearse`` first, once: it asks the whole batch's questions outside the lock) or
+    after a :class:`StaleWrite`. ``work`` decides on ``answers`` (not asking) and must start its decision afresh
+    each time it runs."""
+    rehearsed = rehearse is None
+    for _ in range(ATTEMPTS):
+        try:
+            # Pipelined (app/db/connector.py): BEGIN, scope and lock travel with the first statement read (the
+            # block ids), the writes of the apply with the next one read; ~4 round trips for a small write.
+            async with db.transaction(vault_id, pipeline=True) as conn:
+                await conn.execute(Q.lock_vault_writes, {"vault": vault_id})
+                return await work(conn)
+        except NeedModels as need:
+            if not rehearsed:
+                rehearsed = True
+                assert rehearse is not None
+                await rehearse()
+            await answers.answer(need)  # nothing to ask when the rehearsal already did
+        except StaleWrite:
+            continue
+    raise Conflict(f"the vault changed under this write {ATTEMPTS} times while it was being decided",
+                   hint="nothing was written; send it again")
