@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from app.auth_limit import FailedAuthLimiter
 from app.db.connector import Database
 from app.db.queries import Q
 from app.models.base import LLM, Embedder, Reranker
@@ -52,6 +53,10 @@ class Services:
         self.rail2 = rail2  # the second dense rail's model (app/read/rail2.py), None when off
         self.llm = llm
         self.reranker = reranker
+        # failed API keys per key id and client address (app.auth_limit): the process's own count
+        self.auth_attempts = FailedAuthLimiter(per_key=settings.auth_failures_per_key,
+                                               per_address=settings.auth_failures_per_address,
+                                               window_s=settings.auth_failure_window_s)
 
     @cached_property
     def judge_llm(self) -> LLM | None:

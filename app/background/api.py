@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from litestar import Controller, Response, get, post, put
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,7 +46,9 @@ class DreamController(Controller):
     path = "/v1/vaults/{vault:str}/dream"
     tags = ["background"]
 
-    @post("/", summary="Dream now: the five stages over this vault (dry_run: report only; now: ignore the gate)")
+    @post("/", summary="Dream now: the five stages over this vault (dry_run: report only; now: ignore the gate)",
+          status_code=200, responses={202: ResponseSpec(dict[str, Any], description="Queued for the worker "
+                                                                                    "(background=true)")})
     async def trigger(self, vault: str, services: Services, dry_run: bool = False, now: bool = False,
                       background: bool = Parameter(default=False, description="queue it for the worker (202)")
                       ) -> Response[dict[str, Any]]:
@@ -64,7 +67,8 @@ class DreamController(Controller):
     @get("/runs", summary="This vault's dreams, newest first: status, stage, per-stage statistics, report")
     async def runs(self, vault: str, services: Services,
                    limit: int = Parameter(default=20, ge=1, le=200),
-                   before: int | None = Parameter(default=None, ge=1, description="ids below this one")
+                   before: int | None = Parameter(default=None, ge=1, le=2**63 - 1,
+                                                  description="ids below this one")
                    ) -> list[dict[str, Any]]:
         v = await get_vault(services.db, vault)
         rows = await services.db.fetchall(Q.dream_runs, (limit, before),
@@ -103,7 +107,7 @@ class ReviewController(Controller):
     async def list(self, vault: str, services: Services, status: ReviewStatus | None = None,
                    kind: Literal["conflict", "lint"] | None = None,
                    limit: int = Parameter(default=50, ge=1, le=500),
-                   before: int | None = Parameter(default=None, ge=1)) -> list[dict[str, Any]]:
+                   before: int | None = Parameter(default=None, ge=1, le=2**63 - 1)) -> list[dict[str, Any]]:
         v = await get_vault(services.db, vault)
         return await review.list_items(services.db, v.id, status=status, kind=kind, limit=limit, before=before)
 

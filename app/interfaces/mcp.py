@@ -337,12 +337,13 @@ def _keys_required(app: Starlette, services: Services) -> ASGIApp:
     from starlette.responses import JSONResponse
 
     from app.api.guard import presented_key
-    from app.auth import authenticate
+    from app.auth import authenticate_limited
 
     async def asgi(scope, receive, send) -> None:
         if scope["type"] == "http":
             try:
-                await authenticate(services.db, presented_key(SimpleNamespace(headers=Headers(scope=scope), scope=scope)))
+                await authenticate_limited(services.db, services.auth_attempts, presented_key(SimpleNamespace(
+                    headers=Headers(scope=scope), scope=scope)), (scope.get("client") or (None,))[0])
             except MemvaultError as exc:
                 body = {"error": type(exc).__name__, "detail": exc.message, "hint": exc.hint}
                 await JSONResponse(body, status_code=exc.status, headers=exc.headers)(scope, receive, send)

@@ -26,7 +26,7 @@ import psycopg
 
 from app.background.prefetch import defer_prefetch
 from app.db.queries import Q
-from app.errors import Conflict, InvalidInput, NotFound
+from app.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
 from app.models.tasks.base import get_task
 from app.services import Services
 from app.vaults import Vault
@@ -80,8 +80,10 @@ class SessionTrack:
 
     async def append_turns(self, vault: Vault, session_id: str, turns: Sequence[TurnIn], *,
                            hook: Hook | None = None) -> TurnsResult:
-        """Archive turns and write their chunks, in one transaction."""
+        """Archive turns and write their chunks, in one transaction. Every limit is checked first: a request
+        refused for its size writes nothing and consumes no ids."""
         self._validate(turns)
+        self._within_batch_limit(turns)
         async with self.services.db.transaction(vault.id) as conn:
             before = await last_turn(conn, vault, session_id)
             ids, reopened = await archive_turns(conn, vault, session_id, turns)
@@ -208,6 +210,18 @@ class SessionTrack:
             threads.append({"topic": topic, "sessions": [{"session_id": r["session_id"], "topic": r["content"],
                                                           "similarity": round(float(r["cosine"]), 3)} for r in rows]})
         return {"session": session_id, "threads": threads}
+
+    def _within_batch_limit(self, turns: Sequence[TurnIn]) -> None:
+        """A request's turns, and the chunks they make (each one item of the write track), within
+        ``max_batch_items``: checked before the archive's insert, not by the write track after it."""
+        limit = self.services.settings.max_batch_items
+        if len(turns) > limit:
+            raise PayloadTooLarge(f"{len(turns)} turns in one request; the limit is {limit}",
+                                  hint="send them in several requests")
+        chunks = sum(len(chunk_turn(t.content, self.chunking)) for t in turns)
+        if chunks > limit:
+            raise PayloadTooLarge(f"these {len(turns)} turns make {chunks} chunks; the limit is {limit} per request",
+                                  hint="send them in several requests")
 
     @staticmethod
     def _validate(turns: Sequence[TurnIn]) -> None:
