@@ -23,7 +23,7 @@ from litestar import Request
 from litestar.enums import RequestEncodingType
 from litestar.handlers import HTTPRouteHandler
 from litestar.utils.scope.state import ScopeState
-from pydantic import BeforeValidator
+from pydantic import AfterValidator, BeforeValidator
 
 from app.errors import BadRequest, InvalidInput
 
@@ -44,6 +44,15 @@ def _iso_text(value: Any) -> Any:
             raise ValueError(f"not an ISO 8601 time: {value[:40]!r}") from exc
     return value
 
+
+def _real(value: float) -> float:
+    """A number stored as PostgreSQL ``real``: one nearer to zero than the smallest normal ``real`` would be an
+    underflow error there; it is zero."""
+    return 0.0 if abs(value) < 1.1754944e-38 else value
+
+
+# A request model's number stored in a ``real`` column (a confidence).
+Real = Annotated[float, AfterValidator(_real)]
 
 # A request model's time field. Bodies are validated strictly (create_app's PydanticPlugin(validate_strict)): a
 # boolean is true or false, never 0 or "yes"; a number is never a string; so a time needs this parser of its own.

@@ -5,14 +5,14 @@ and their turns, entities and an entity's neighbourhood in the knowledge graph. 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from litestar import Controller, get
 from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.body import IsoTime
+from app.api.body import IsoTime, Real
 from app.api.errors import ERROR_RESPONSES
 from app.api.pagination import BIGINT, CURSOR, Page, decode_cursor, limit_param, page
 from app.db.queries import Q
@@ -38,7 +38,7 @@ class MemoryPatch(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
     category: Category | None = Field(default=None, description="null clears it.")
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)] = None  # type: ignore[assignment]
+    confidence: Real = Field(default=None, ge=0.0, le=1.0)  # type: ignore[assignment]
     tier: Tier = None  # type: ignore[assignment]
     valid_at: IsoTime = Field(default=None, description="When it became true (valid time).")  # type: ignore[assignment]
     invalid_at: IsoTime | None = Field(default=None, description="When it stopped being true; null: still is.")

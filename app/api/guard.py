@@ -9,8 +9,8 @@ OpenAPI documents under ``/docs``). Every other request needs an API key (``Auth
 - a route without one acts across vaults and needs a key for every vault, unless the handler declares
   ``opt={"cross_vault": "filter"}``: then it takes any key and must itself keep to what ``principal`` may see.
 401 for a missing, malformed, unknown, wrong or revoked key (with WWW-Authenticate; one message for all but
-the missing one); 429 + Retry-After after too many failed keys per key id or client address (``app.auth_limit``); 403 for a valid key that may
-not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
+the missing one); 429 + Retry-After after too many failed keys per key id or client address
+(``app.auth_limit``); 403 for a valid key that may not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
 its key id becomes the actor of the request's transactions (audit).
 """
 

@@ -10,6 +10,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.body import Real
 from app.background import review
 from app.db.queries import Q
 from app.services import Services
@@ -164,14 +165,14 @@ class AttitudeIn(BaseModel):
     statement: str = Field(min_length=1, max_length=2000)
     kind: Literal["preference", "fact"] = Field(
         default="preference", description="a fact supersedes the category's older facts; preferences coexist")
-    confidence: float = Field(default=0.7, ge=0, le=1)
+    confidence: Real = Field(default=0.7, ge=0, le=1)
     evidence: list[str] = Field(default_factory=list, max_length=50, description="session ids")
 
 
 class SkillUseIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    amount: float = Field(default=1.0, gt=0, le=10, description="experience this use adds")
+    amount: float = Field(default=1.0, ge=1e-6, le=10, description="experience this use adds")
     evidence: str | None = Field(default=None, max_length=200, description="the session it happened in")
 
 

@@ -209,9 +209,10 @@ class Database:
     @asynccontextmanager
     async def _begun(self) -> AsyncIterator[psycopg.AsyncConnection]:
         """A pooled connection inside a transaction. A connection that fails its BEGIN, before anything of the
-        caller ran, is closed (the pool drops it) and another one is tried, until the pool has given a fresh one: AGE 1.5 can break an idle
-        session while it catches up with another session's drop of a graph ("label (relation) cache corrupted",
-        then "received 2 results from command 'BEGIN'"; apache/age issue 2245, fixed in AGE 1.6)."""
+        caller ran, is closed (the pool drops it) and another one is tried, until the pool has given a fresh
+        one: Apache AGE 1.5 can break an idle session while it catches up with another session's drop of a graph
+        ("label (relation) cache corrupted", then "received 2 results from command 'BEGIN'"; apache/age issue
+        2245, fixed in AGE 1.6)."""
         attempts = self.pool.max_size + 1  # every idle connection may be broken at once
         for attempt in range(attempts):
             async with AsyncExitStack() as stack:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
-from app.api.body import NOT_BLANK, IsoTime
+from app.api.body import NOT_BLANK, IsoTime, Real
 
 Category = Literal["Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional",
                    "Preference"]
@@ -32,7 +32,7 @@ class MemoryIn(BaseModel):
                          description="The memory's text (the original is always kept); not only spaces.")
     category: Category | None = None
     source_kind: SourceKind = Field(default="user", description="Who said it; sets the trust score's tier.")
-    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    confidence: Real = Field(default=0.8, ge=0.0, le=1.0)
     said_at: IsoTime | None = Field(default=None, description="When it was said (ISO-8601 with zone); default now.")
     session_id: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] = Field(default_factory=dict, description=f"Kept with the memory; JSON nested at most "
