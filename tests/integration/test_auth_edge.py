@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from app.auth_limit import FailedAuthLimiter
-
 
 @pytest.fixture
 async def bare(api_services):
@@ -64,6 +62,8 @@ async def test_a_401_never_echoes_the_key_and_is_the_same_for_every_failure(bare
 
 
 async def test_failed_keys_are_limited_per_key_id_then_per_address(bare, api_services, admin_key) -> None:
+    from app.auth_limit import FailedAuthLimiter
+
     api_services.auth_attempts = FailedAuthLimiter(per_key=3, per_address=5, window_s=60)
     key_id = admin_key.split("_")[1]
     wrong = {"Authorization": f"Bearer mvk_{key_id}_{'B' * 43}"}
@@ -84,6 +84,8 @@ async def test_failed_keys_are_limited_per_key_id_then_per_address(bare, api_ser
 
 
 async def test_the_inspector_sign_in_counts_failed_keys_too(bare, api_services, admin_key) -> None:
+    from app.auth_limit import FailedAuthLimiter
+
     api_services.auth_attempts = FailedAuthLimiter(per_key=2, per_address=10, window_s=60)
     key_id = admin_key.split("_")[1]
     form = {"key": f"mvk_{key_id}_{'D' * 43}", "next": "/inspect"}
@@ -93,6 +95,8 @@ async def test_the_inspector_sign_in_counts_failed_keys_too(bare, api_services, 
 
 
 def test_the_limiter_forgets_failures_after_the_window_and_stays_bounded() -> None:
+    from app.auth_limit import FailedAuthLimiter
+
     now = [1000.0]
     limiter = FailedAuthLimiter(per_key=2, per_address=100, window_s=60, max_tracked=4, clock=lambda: now[0])
     limiter.failed("k", "a")
