@@ -13,9 +13,6 @@ naming each field. The value decoded here is the one Litestar hands to the handl
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -25,13 +22,13 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.utils.scope.state import ScopeState
 from pydantic import AfterValidator, BeforeValidator
 
+from app import strict_json
 from app.errors import BadRequest, InvalidInput
 
 # A text that is not blank: a character that neither JSON Schema's \s nor Python's str.strip() takes for a space
 # (Python also strips \x1c-\x1f and \x85), so the document's pattern and the server's check agree.
 NOT_BLANK = r"[^\s\x1c-\x1f\x85]"
 SEND_JSON = "send a JSON document (UTF-8, content-type application/json) of the shape /docs shows"
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _iso_text(value: Any) -> Any:
@@ -43,6 +40,29 @@ def _iso_text(value: Any) -> Any:
         except ValueError as exc:
             raise ValueError(f"not an ISO 8601 time: {value[:40]!r}") from exc
     return value
+
+
+def _real(value: float) -> float:
+    """A number stored as PostgreSQL ``real``: one nearer to zero than the smallest normal ``real`` would be an
+    underflow error there; it is zero."""
+    return 0.0 if abs(value) < 1.1754944e-38 else value
+
+
+# A request model's number stored in a ``real`` column (a confidence).
+Real = Annotated[float, AfterValidator(_real)]
+
+# A request model's time field. Bodies are validated strictly (create_app's PydanticPlugin(validate_strict)): a
+# boolean is true or false, never 0 or "yes"; a number is never a string; so a time needs this parser of its own.
+IsoTime = Annotated[datetime, BeforeValidator(_iso_text)]
+
+
+def takes_json(handler: HTTPRouteHandler) -> bool:
+    """Whether a route reads a JSON body: a ``data`` parameter not declared as a form."""
+    param = handler.parsed_fn_signature.parameters.get("data")
+    if param is None:
+        return False
+    media_type = getattr(param.kwarg_definition, "media_type", None)
+    return media_type in (None, RequestEncodingType.JSON)
 
 
 def _real(value: float) -> float:
@@ -84,39 +104,18 @@ def _number(text: str) -> float | int:
 
 
 def decode_strict(raw: bytes) -> Any:
-    """The JSON value of ``raw``; :class:`BadRequest` for anything but strict JSON (see the module's list)."""
+    """The JSON value of ``raw``; :class:`BadRequest` for anything but strict JSON (``app.strict_json``)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadRequest(f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})", hint=SEND_JSON) from exc
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_number)
+        return strict_json.loads(text, integral_as_int=True)
     except RecursionError as exc:
         raise InvalidInput("the JSON body is nested too deeply",
                            hint="flatten it: metadata may nest at most 16 levels") from exc
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                         hint=SEND_JSON) from exc
-    except ValueError as exc:  # a constant or number refused above, an integer of thousands of digits
-        raise BadRequest(f"the body is not valid JSON: {str(exc)[:120]}", hint=SEND_JSON) from exc
-    _no_lone_surrogate(value)
-    return value
-
-
-def _no_lone_surrogate(value: Any) -> None:
-    """Walks the decoded value without recursion (its depth is the client's choice)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                raise BadRequest("the body holds a lone UTF-16 surrogate (such as \\ud800) in a string",
-                                 hint="send valid Unicode text: a surrogate escape must be half of a pair")
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+    except strict_json.NotStrictJSON as exc:
+        raise BadRequest(f"the body {exc}", hint=SEND_JSON) from exc
 
 
 async def read_json_body(request: Request) -> None:

@@ -52,16 +52,22 @@ PUBLIC = {
 }
 
 
+def public_text(exc: MemvaultError) -> tuple[str, str | None]:
+    """What a client may read of an error: its own message and hint, or (a 5xx, a database server's words) the
+    generic ones of its status. Every interface that answers over HTTP (the API, the inspector) shows this."""
+    if exc.status >= 500 or exc.verbatim:
+        return PUBLIC.get(exc.status, PUBLIC[500] if exc.status >= 500 else PUBLIC[422])
+    return exc.message, exc.hint
+
+
 def memvault_error_handler(request: Request, exc: MemvaultError) -> Response:
     if exc.status >= 500 and exc.status != 503:
         log.error("request failed: %s", exc, exc_info=exc)
     elif exc.status == 503:
         log.warning("unavailable: %s %s: %s", request.method, request.url.path, exc.message)
-    detail, hint = exc.message, exc.hint
-    if exc.status >= 500 or exc.verbatim:
-        if exc.status < 500:
-            log.info("refused by the database: %s %s: %s", request.method, request.url.path, exc.message)
-        detail, hint = PUBLIC.get(exc.status, PUBLIC[500] if exc.status >= 500 else PUBLIC[422])
+    elif exc.verbatim:
+        log.info("refused by the database: %s %s: %s", request.method, request.url.path, exc.message)
+    detail, hint = public_text(exc)
     return _body(request, exc.status, type(exc).__name__, detail, hint, getattr(exc, "fields", None),
                  headers=exc.headers)
 

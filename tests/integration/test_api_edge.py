@@ -149,3 +149,21 @@ async def test_the_document_declares_bearer_auth_rules_and_statuses(client) -> N
     assert doc["components"]["schemas"]["RecallIn"]["additionalProperties"] is False
     r = await client.get("/v1/vaults/a%20b")
     _refused(r, 422, says="vault")
+
+
+async def test_an_import_line_that_is_not_strict_json_is_refused_and_creates_nothing(client) -> None:
+    assert (await client.post("/v1/vaults", json={"name": "b"})).status_code == 201
+    assert (await client.post(f"{V}/memories", json={"content": "The lease of the Lisbon flat ends in May."})
+            ).status_code == 200
+    lines = (await client.get(f"{V}/export")).text.splitlines()
+    memory = next(i for i, line in enumerate(lines) if '"Lisbon' in line or "Lisbon" in line)
+    for bad in (lines[memory].replace("Lisbon", "\\ud800"), lines[memory].replace("Lisbon", '", "x": NaN, "y": "'),
+                lines[memory].replace("Lisbon", '", "x": 1e999, "y": "')):
+        body = "\n".join([*lines[:memory], bad, *lines[memory + 1:]]) + "\n"
+        r = await client.post("/v1/vaults/c/import", content=body.encode(),
+                              headers={"content-type": "application/x-ndjson"})
+        assert 400 <= r.status_code < 500, (r.status_code, r.text)
+        _refused(r, r.status_code, says=f"line {memory + 1}")
+        _refused(await client.get("/v1/vaults/c"), 404)
+    r = await client.post("/v1/vaults/c/import", content=b"\xff\xfe not utf-8\n")
+    _refused(r, 422)
