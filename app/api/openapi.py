@@ -143,38 +143,36 @@ def complete_contract(app: Litestar) -> None:
     assert "ErrorBody" in components.get("schemas", {}), "a route must document ERROR_RESPONSES"
     _request_models(app, components["schemas"])
     for route in app.routes:
-        if not isinstance(route, HTTPRoute) or route.path_format not in document.get("paths", {}):
-            continue
-        item = document["paths"][route.path_format]
-        for method, (handler, _) in route.route_handler_map.items():
-            operation = item.get(method.lower())
-            if operation is None:
-                continue
-            public = bool(handler.opt.get("public"))
-            if not public:
-                operation["security"] = [{BEARER: []}]
-            for param in operation.get("parameters", []):
-                if param.get("in") == "path" and param["name"] in PATH_PARAMS:
-                    param["schema"] = dict(PATH_PARAMS[param["name"]])
-                elif param.get("in") == "path" and param.get("schema", {}).get("type") == "integer":
-                    param["schema"].update({"format": "int64", "minimum": -(2**63 - 1), "maximum": 2**63 - 1})
-            data = handler.parsed_fn_signature.parameters.get("data")
-            if "requestBody" in operation and data is not None and data.is_optional:
-                operation["requestBody"]["required"] = False  # no body: the defaults
-            responses = operation.setdefault("responses", {})
-            codes = _statuses(method.lower(), route.path_format, public=public,
-                              body=takes_json(handler) or "requestBody" in operation,
-                              cursor=any(p.get("name") == "cursor" for p in operation.get("parameters", [])),
-                              params=bool(operation.get("parameters")))
-            for code in sorted(codes):
-                if str(code) not in responses or code == 400:
-                    responses[str(code)] = {"description": DESCRIPTIONS[code],
-                                            "content": {"application/json": {"schema": ERROR}}}
-            if 429 in codes or 503 in codes:
-                for code in (429, 503):
-                    if str(code) in responses:
-                        responses[str(code)]["headers"] = {"Retry-After": {
-                            "description": "Seconds to wait before retrying", "schema": {"type": "integer"}}}
-            if 401 in codes:
-                responses["401"]["headers"] = {"WWW-Authenticate": {
-                    "description": "The schemes the API accepts", "schema": {"type": "string"}}}
+        if isinstance(route, HTTPRoute) and route.path_format in document.get("paths", {}):
+            item = document["paths"][route.path_format]
+            for method, (handler, _) in route.route_handler_map.items():
+                if (operation := item.get(method.lower())) is not None:
+                    _complete_operation(operation, method.lower(), route.path_format, handler)
+
+
+def _complete_operation(operation: dict[str, Any], method: str, path: str, handler: HTTPRouteHandler) -> None:
+    public = bool(handler.opt.get("public"))
+    if not public:
+        operation["security"] = [{BEARER: []}]
+    parameters = operation.get("parameters", [])
+    for param in parameters:
+        if param.get("in") == "path" and param["name"] in PATH_PARAMS:
+            param["schema"] = dict(PATH_PARAMS[param["name"]])
+        elif param.get("in") == "path" and param.get("schema", {}).get("type") == "integer":
+            param["schema"].update({"format": "int64", "minimum": -(2**63 - 1), "maximum": 2**63 - 1})
+    data = handler.parsed_fn_signature.parameters.get("data")
+    if "requestBody" in operation and data is not None and data.is_optional:
+        operation["requestBody"]["required"] = False  # no body: the defaults
+    codes = _statuses(method, path, public=public, body=takes_json(handler) or "requestBody" in operation,
+                      cursor=any(p.get("name") == "cursor" for p in parameters), params=bool(parameters))
+    responses = operation.setdefault("responses", {})
+    for code in sorted(codes):
+        if str(code) not in responses or code == 400:  # Litestar's own 400 has another shape
+            responses[str(code)] = {"description": DESCRIPTIONS[code],
+                                    "content": {"application/json": {"schema": ERROR}}}
+    for code in {429, 503} & codes:
+        responses[str(code)]["headers"] = {"Retry-After": {
+            "description": "Seconds to wait before retrying", "schema": {"type": "integer"}}}
+    if 401 in codes:
+        responses["401"]["headers"] = {"WWW-Authenticate": {
+            "description": "The schemes the API accepts", "schema": {"type": "string"}}}
