@@ -18,6 +18,7 @@ import re
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cache
 from datetime import UTC, datetime, timedelta
 from threading import Lock
 from typing import Literal, get_args
@@ -26,6 +27,7 @@ from uuid import UUID
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from app.auth_limit import FailedAuthLimiter, claimed_key_id
 from app.db.connector import Database
 from app.db.queries import Q
 from app.errors import Forbidden, Unauthorized
@@ -119,12 +121,27 @@ def new_key() -> tuple[str, str, str]:
     return key_id, f"{KEY_PREFIX}_{key_id}_{secret}", HASHER.hash(secret)
 
 
+def invalid_key() -> Unauthorized:
+    """The one answer to every key that fails (malformed, unknown, wrong secret, revoked, an unsupported scheme):
+    it names neither the key nor the reason, so it tells a caller nothing about which key ids exist. The reason
+    stays in the server's view of the key (``memvault key list``)."""
+    return Unauthorized("the API key is not valid",
+                        hint="send the whole key as printed when it was created ('Authorization: Bearer <key>'); "
+                             + HOW_TO_GET_ONE)
+
+
 def parse_key(presented: str) -> tuple[str, str]:
     match = _KEY.match(presented.strip())
     if match is None:
-        raise Unauthorized("malformed API key: expected mvk_<id>_<secret>",
-                           hint="send the whole key as printed when it was created")
+        raise invalid_key()
     return match.group(1), match.group(2)
+
+
+@cache
+def _decoy_hash() -> str:
+    """A hash no secret matches, verified for an unknown or revoked key so that every failure costs one argon2
+    verification (no timing difference between a key id that exists and one that does not)."""
+    return HASHER.hash(secrets.token_urlsafe(32))
 
 
 def _verify(key_hash: str, secret: str) -> bool:
@@ -135,25 +152,38 @@ def _verify(key_hash: str, secret: str) -> bool:
 
 
 async def authenticate(db: Database, presented: str | None) -> Principal:
-    """The principal of a presented key; Unauthorized when there is none or it is malformed, unknown, wrong or
-    revoked. One indexed lookup per call; argon2 only for a secret not verified before in this process."""
+    """The principal of a presented key; Unauthorized when there is none, or :func:`invalid_key` when it is
+    malformed, unknown, wrong or revoked. One indexed lookup per call; argon2 only for a secret not verified
+    before in this process (and for every failure)."""
     if not presented or not presented.strip():
         raise Unauthorized("an API key is required",
                            hint="send 'Authorization: Bearer <key>' (or 'X-API-Key: <key>'); " + HOW_TO_GET_ONE)
     key_id, secret = parse_key(presented)
     row = await db.fetchone(Q.api_key_lookup, (key_id,))
-    if row is None:
-        raise Unauthorized(f"unknown API key {key_id}", hint=HOW_TO_GET_ONE)
-    if row["revoked_at"] is not None:
-        raise Unauthorized(f"API key {key_id} was revoked at {row['revoked_at']:%Y-%m-%d %H:%M:%S %Z}",
-                           hint=HOW_TO_GET_ONE)
+    if row is None or row["revoked_at"] is not None:
+        await asyncio.to_thread(_verify, _decoy_hash(), secret)
+        raise invalid_key()
     entry = (key_id, row["key_hash"], hashlib.sha256(secret.encode()).digest())
     if entry not in VERIFIED:
         if not await asyncio.to_thread(_verify, row["key_hash"], secret):
-            raise Unauthorized(f"wrong secret for API key {key_id}", hint="send the whole key as printed when it was "
-                                                                         "created; " + HOW_TO_GET_ONE)
+            raise invalid_key()
         VERIFIED.add(entry)
     if row["last_used_at"] is None or datetime.now(UTC) - row["last_used_at"] > TOUCH_EVERY:
         await db.fetchone(Q.api_key_touch, (key_id,))
     return Principal(key_id=key_id, scope=row["scope"], vault_id=row["vault_id"], vault_name=row["vault_name"])
 
+
+
+async def authenticate_limited(db: Database, limiter: FailedAuthLimiter, presented: str | None,
+                               address: str | None) -> Principal:
+    """:func:`authenticate` behind the failed-attempt limit (``app.auth_limit``): 429 once the claimed key id or
+    the client's address has failed too often; each failure of a presented key is counted (a request with no key
+    at all guesses nothing and is not)."""
+    key_id = claimed_key_id(presented)
+    limiter.check(key_id, address)
+    try:
+        return await authenticate(db, presented)
+    except Unauthorized:
+        if presented and presented.strip():
+            limiter.failed(key_id, address)
+        raise

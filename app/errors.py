@@ -12,6 +12,7 @@ class MemvaultError(Exception):
 
     status: int = 500
     headers: dict[str, str] | None = None  # extra HTTP response headers (WWW-Authenticate, Retry-After)
+    verbatim: bool = False  # the message is a database server's own text (app.db.connector.translate)
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -51,6 +52,23 @@ class Unauthorized(MemvaultError):
     status = 401
     # Bearer for API clients; Basic (any user name, the key as password) lets a browser ask for it (/inspect).
     headers = {"WWW-Authenticate": 'Bearer realm="memvault", Basic realm="memvault"'}
+
+
+class BadRequest(MemvaultError):
+    """A request the API cannot read at all: a body that is not JSON (or not the JSON a route takes), a cursor
+    this list never issued."""
+
+    status = 400
+
+
+class TooManyRequests(MemvaultError):
+    """Too many failed attempts (wrong API keys) from one client or at one key: refused until ``retry_after``."""
+
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: int, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.headers = {"Retry-After": str(max(1, retry_after))}
 
 
 class Forbidden(MemvaultError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from app.auth_limit import FailedAuthLimiter
 from app.db.connector import Database
 from app.db.queries import Q
 from app.models.base import LLM, Embedder, Reranker
@@ -55,6 +56,10 @@ class Services:
         self.reranker = reranker
         # The one async seam for blocking model work: a thread pool sized by settings (app/models/calls.py).
         self.models = ModelCalls(settings.model_threads)
+        # failed API keys per key id and client address (app.auth_limit): the process's own count
+        self.auth_attempts = FailedAuthLimiter(per_key=settings.auth_failures_per_key,
+                                               per_address=settings.auth_failures_per_address,
+                                               window_s=settings.auth_failure_window_s)
 
     @cached_property
     def judge_llm(self) -> LLM | None:

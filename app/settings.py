@@ -149,6 +149,12 @@ class Settings(BaseSettings):
                                 "max_batch_items memories of max_content_chars fits.")
     max_import_bytes: int = Field(default=2_000_000_000, description="Largest body of POST /v1/vaults/{v}/import.")
     session_idle_close_s: int = 1800
+    # Failed API keys (malformed, unknown, wrong, revoked) allowed per window before 429 + Retry-After, counted
+    # per claimed key id and per client address (app.auth_limit). Ten wrong secrets a minute at one key stops
+    # guessing and leaves a person who mistyped room; an address gets more (several users behind one NAT).
+    auth_failures_per_key: int = Field(default=10, ge=1)
+    auth_failures_per_address: int = Field(default=50, ge=1)
+    auth_failure_window_s: float = Field(default=60.0, gt=0)
 
     @property
     def embedded(self) -> bool:

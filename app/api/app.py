@@ -5,17 +5,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar, Request, Router
+from litestar import Litestar, Request, Response, Router
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.plugins.pydantic import PydanticPlugin
+from litestar.routes import HTTPRoute
 
 from app import __version__
+from app.api.body import read_json_body
 from app.api.browse import EntityController, SessionListController
 from app.api.errors import EXCEPTION_HANDLERS
 from app.api.guard import provide_principal, require_key
 from app.api.health import HealthController
 from app.api.keys import KeyController
+from app.api.openapi import check_params, complete_contract
 from app.api.vaults import VaultController
 from app.background.api import DiscoveryController, DreamController, PersonalController, ReviewController
 from app.errors import InvalidInput
@@ -39,12 +43,20 @@ CONTROLLERS = (HealthController, VaultController, KeyController, MemoryControlle
 BIGINT_MAX = 2**63 - 1
 
 
-async def _ids_in_range(request: Request) -> None:
-    """An id in the path (a memory's, an entity's) is a PostgreSQL bigint: a larger number is a 422, not a query
-    the database cannot type."""
+async def read_request(request: Request) -> Response | None:
+    """Everything a request carries, checked before its handler runs (after the key's check): an id in the path
+    (a memory's, an entity's) is a PostgreSQL bigint, so a larger number is a 422, not a query the database cannot
+    type; the other path parameters follow their documented rules (``app.api.openapi``); a JSON body is decoded
+    strictly, once (``app.api.body``)."""
+    if request.method == "OPTIONS":  # Litestar's own answer lists only some methods of a path several share
+        path = next(iter(request.route_handler.paths))
+        return Response(None, status_code=204, headers={"Allow": request.app.state.allow.get(path, "OPTIONS")})
     for name, value in request.path_params.items():
         if isinstance(value, int) and not -BIGINT_MAX <= value <= BIGINT_MAX:
             raise InvalidInput(f"{name}: {value} is out of range", hint="ids are 64-bit integers")
+    await check_params(request)
+    await read_json_body(request)
+    return None
 
 
 def served_app() -> Litestar:
@@ -87,15 +99,17 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     async def provide_services() -> Services:
         return state["services"]
 
-    return Litestar(
+    app = Litestar(
         route_handlers=list(CONTROLLERS),
         dependencies={"services": Provide(provide_services, use_cache=True),
                       "principal": Provide(provide_principal, sync_to_thread=False),
                       "v": Provide(provide_vault)},  # the {vault} of the path, looked up once per request
         guards=[require_key],
         lifespan=[lifespan],
-        before_request=_ids_in_range,
+        before_request=read_request,
         exception_handlers=EXCEPTION_HANDLERS,
+        # bodies validated strictly: 0 is not false, "5" is not 5 (times: app.api.body.IsoTime)
+        plugins=[PydanticPlugin(validate_strict=True)],
         openapi_config=OpenAPIConfig(
             title="memvault",
             version=__version__,
@@ -107,3 +121,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         request_max_body_size=settings.max_body_bytes,
         debug=False,
     )
+    complete_contract(app)
+    app.state.allow = {route.path: ", ".join(sorted(route.methods)) for route in app.routes
+                       if isinstance(route, HTTPRoute)}
+    return app

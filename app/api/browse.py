@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from litestar import Controller, get
 from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.body import IsoTime, Real
 from app.api.errors import ERROR_RESPONSES
-from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
+from app.api.pagination import BIGINT, CURSOR, Page, decode_cursor, limit_param, page
 from app.db.queries import Q
 from app.read.sanitize import ReadSanitizer
 from app.errors import InvalidInput, NotFound
@@ -36,13 +37,13 @@ class MemoryItem(MemoryFields):
 class MemoryPatch(BaseModel):
     """Only the fields sent change; earlier values stay in the memory's history (its versions)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
     category: Category | None = Field(default=None, description="null clears it.")
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)] = None  # type: ignore[assignment]
+    confidence: Real = Field(default=None, ge=0.0, le=1.0)  # type: ignore[assignment]
     tier: Tier = None  # type: ignore[assignment]
-    valid_at: datetime = Field(default=None, description="When it became true (valid time).")  # type: ignore[assignment]
-    invalid_at: datetime | None = Field(default=None, description="When it stopped being true; null: still is.")
+    valid_at: IsoTime = Field(default=None, description="When it became true (valid time).")  # type: ignore[assignment]
+    invalid_at: IsoTime | None = Field(default=None, description="When it stopped being true; null: still is.")
     metadata: dict[str, Any] = Field(default=None,  # type: ignore[assignment]
                                      description="Keys merged into the memory's metadata; a null value removes one.")
 
@@ -204,10 +205,13 @@ class EntityController(Controller):
 
 
 async def find_entity(services: Services, vault, entity: str) -> dict:
-    """An entity by id (digits) or by name or alias (folded as the write track folds names)."""
+    """An entity by id (ASCII digits that fit a bigint) or by name or alias (folded as the write track folds
+    names). Other digits ('²', '①', Arabic-Indic '١') and longer numbers are names, never ids."""
     from app.write.entities import canonical_key
 
-    entity_id = int(entity) if entity.isdigit() else None
+    entity_id = int(entity) if entity.isascii() and entity.isdigit() and len(entity) <= 19 else None
+    if entity_id is not None and entity_id > BIGINT:
+        entity_id = None
     row = await services.db.fetchone(Q.find_entity,
                                      (entity_id, canonical_key(entity)), vault_id=vault.id)
     if row is None:

@@ -40,18 +40,41 @@ def _body(request: Request, status: int, error: str, detail: str, hint: str | No
     return Response(body.model_dump(mode="json"), status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
+# What a response says of an error whose own text must not reach a client: a fault of ours (5xx: it may hold a
+# traceback's words, a host, a model server's URL) or a database server's message (it names tables, constraints,
+# functions). The log keeps the whole text.
+PUBLIC = {
+    409: ("the request conflicts with what is stored", "read the resource again and retry"),
+    422: ("the request's input was refused by the database's constraints", "see /docs for the request schema"),
+    500: ("the server failed on this request", "retry later; the server log has the details"),
+    502: ("a model backend failed on this request", "retry later; the server log has the details"),
+    503: ("the service is unavailable for now", "retry after the seconds Retry-After gives"),
+}
+
+
+def public_text(exc: MemvaultError) -> tuple[str, str | None]:
+    """What a client may read of an error: its own message and hint, or (a 5xx, a database server's words) the
+    generic ones of its status. Every interface that answers over HTTP (the API, the inspector) shows this."""
+    if exc.status >= 500 or exc.verbatim:
+        return PUBLIC.get(exc.status, PUBLIC[500] if exc.status >= 500 else PUBLIC[422])
+    return exc.message, exc.hint
+
+
 def memvault_error_handler(request: Request, exc: MemvaultError) -> Response:
     if exc.status >= 500 and exc.status != 503:
         log.error("request failed: %s", exc, exc_info=exc)
     elif exc.status == 503:
         log.warning("unavailable: %s %s: %s", request.method, request.url.path, exc.message)
-    return _body(request, exc.status, type(exc).__name__, exc.message, exc.hint, getattr(exc, "fields", None),
+    elif exc.verbatim:
+        log.info("refused by the database: %s %s: %s", request.method, request.url.path, exc.message)
+    detail, hint = public_text(exc)
+    return _body(request, exc.status, type(exc).__name__, detail, hint, getattr(exc, "fields", None),
                  headers=exc.headers)
 
 
 def unicode_error_handler(request: Request, exc: UnicodeDecodeError) -> Response:
     """A body that is not UTF-8 (JSON must be)."""
-    return _body(request, 400, "InvalidInput", f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+    return _body(request, 400, "BadRequest", f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})",
                  "send UTF-8 encoded JSON")
 
 
@@ -70,19 +93,26 @@ def validation_error_handler(request: Request, exc: ValidationException) -> Resp
 
 
 def http_error_handler(request: Request, exc: HTTPException) -> Response:
+    """Litestar's own refusals (no route, a method the path does not take (with its ``Allow`` header), a body
+    over the size limit, a body Litestar could not read), in the one error shape."""
     hint = None
     if exc.status_code == 404:
         hint = "check the path; the routes are listed at /docs"
     elif exc.status_code == 405:
         hint = "this path does not take this method; see /docs"
-    return _body(request, exc.status_code, type(exc).__name__.removesuffix("Exception") or "HTTPError",
-                 str(exc.detail), hint)
+    elif exc.status_code == 400:
+        hint = "see /docs for the request schema"
+    if exc.status_code >= 500:
+        log.error("request failed: %s %s", request.method, request.url.path, exc_info=exc)
+        return _body(request, exc.status_code, "InternalError", *PUBLIC[500])
+    kind = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}.get(
+        exc.status_code, type(exc).__name__.removesuffix("Exception") or "HTTPError")
+    return _body(request, exc.status_code, kind, str(exc.detail), hint, headers=exc.headers or None)
 
 
 def internal_error_handler(request: Request, exc: Exception) -> Response:
     log.error("request failed: %s %s", request.method, request.url.path, exc_info=exc)
-    return _body(request, 500, "InternalError", "the server failed on this request",
-                 "retry later; the server log has the details")
+    return _body(request, 500, "InternalError", *PUBLIC[500])
 
 
 EXCEPTION_HANDLERS = {
@@ -104,8 +134,9 @@ def _spec(description: str, error: str, detail: str, hint: str) -> ResponseSpec:
 
 # The error responses every /v1 route documents in OpenAPI (``responses=ERROR_RESPONSES`` on each handler).
 ERROR_RESPONSES = {
-    400: _spec("The body is not JSON", "ClientError", "Bad Request", "send a JSON body (content-type "
-               "application/json)"),
+    400: _spec("The body is not JSON, or a cursor is not one this list issued", "BadRequest",
+               "the body is not valid JSON: Expecting value (line 1, column 1)",
+               "send a JSON document (UTF-8, content-type application/json) of the shape /docs shows"),
     404: _spec("No such vault, memory, session or entity", "NotFound", "no memory 42 in vault 'alice'",
                "list the vault's memories: GET /v1/vaults/{vault}/memories"),
     410: _spec("The vault was deleted (soft): it refuses use until it is purged", "Gone",

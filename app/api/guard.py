@@ -8,8 +8,9 @@ OpenAPI documents under ``/docs``). Every other request needs an API key (``Auth
 - a route with ``{vault}`` in its path needs a key for that vault (or for every vault);
 - a route without one acts across vaults and needs a key for every vault, unless the handler declares
   ``opt={"cross_vault": "filter"}``: then it takes any key and must itself keep to what ``principal`` may see.
-401 for a missing, malformed, unknown, wrong or revoked key (with WWW-Authenticate); 403 for a valid key that may
-not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
+401 for a missing, malformed, unknown, wrong or revoked key (with WWW-Authenticate; one message for all but
+the missing one); 429 + Retry-After after too many failed keys per key id or client address
+(``app.auth_limit``); 403 for a valid key that may not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
 its key id becomes the actor of the request's transactions (audit).
 """
 
@@ -22,7 +23,7 @@ from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
-from app.auth import Principal, authenticate
+from app.auth import Principal, authenticate_limited, invalid_key
 from app.db.connector import act_as
 from app.errors import Unauthorized
 
@@ -32,18 +33,20 @@ METHOD_SCOPE = {"GET": "read", "HEAD": "read", "OPTIONS": "read", "POST": "write
 
 
 def presented_key(connection: ASGIConnection) -> str | None:
-    """The key a request carries, from any of the accepted headers."""
+    """The key a request carries, from any of the accepted headers. Whatever is wrong with the header, the
+    refusal is the one :func:`app.auth.invalid_key`: it never repeats what was sent (a key pasted with a tab, or
+    without its scheme, would otherwise come back in the 401)."""
     auth = connection.headers.get("authorization")
-    if auth:
-        kind, _, value = auth.partition(" ")
+    if auth and auth.strip():
+        kind, value = [*auth.split(None, 1), ""][:2]  # the scheme, then the rest (after a space or a tab)
         if kind.lower() == "bearer":
-            return value.strip()
+            return value.strip() or None
         if kind.lower() == "basic":
             try:
                 return base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")[2]
             except (binascii.Error, UnicodeDecodeError) as exc:
-                raise Unauthorized("malformed Basic credentials", hint="the API key is the password") from exc
-        raise Unauthorized(f"unsupported Authorization scheme {kind!r}", hint="use 'Authorization: Bearer <key>'")
+                raise invalid_key() from exc
+        raise invalid_key()
     key = connection.headers.get("x-api-key")
     if key is None and connection.scope["path"].startswith("/inspect"):
         # the inspector's sign-in cookie (app.interfaces.inspector_auth): HttpOnly, SameSite=Strict, Path=/inspect
@@ -58,7 +61,15 @@ def required_scope(connection: ASGIConnection, handler: BaseRouteHandler) -> str
 async def require_key(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
     if handler.opt.get("public"):
         return
-    principal: Principal = await authenticate(connection.app.state.services.db, presented_key(connection))
+    services = connection.app.state.services
+    address = connection.client.host if connection.client else None
+    try:
+        presented = presented_key(connection)
+    except Unauthorized:
+        services.auth_attempts.check(None, address)
+        services.auth_attempts.failed(None, address)
+        raise
+    principal: Principal = await authenticate_limited(services.db, services.auth_attempts, presented, address)
     vault = connection.path_params.get("vault")
     if vault is None and handler.opt.get("cross_vault") == "filter":
         principal.require(principal.vault_name, required_scope(connection, handler))

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from litestar import Controller, Response, get, post, put
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.body import Real
 from app.background import review
 from app.db.queries import Q
 from app.services import Services
@@ -45,7 +47,9 @@ class DreamController(Controller):
     path = "/v1/vaults/{vault:str}/dream"
     tags = ["background"]
 
-    @post("/", summary="Dream now: the five stages over this vault (dry_run: report only; now: ignore the gate)")
+    @post("/", summary="Dream now: the five stages over this vault (dry_run: report only; now: ignore the gate)",
+          status_code=200, responses={202: ResponseSpec(dict[str, Any], description="Queued for the worker "
+                                                                                    "(background=true)")})
     async def trigger(self, vault: str, services: Services, v: Vault, dry_run: bool = False, now: bool = False,
                       background: bool = Parameter(default=False, description="queue it for the worker (202)")
                       ) -> Response[dict[str, Any]]:
@@ -63,7 +67,8 @@ class DreamController(Controller):
     @get("/runs", summary="This vault's dreams, newest first: status, stage, per-stage statistics, report")
     async def runs(self, vault: str, services: Services, v: Vault,
                    limit: int = Parameter(default=20, ge=1, le=200),
-                   before: int | None = Parameter(default=None, ge=1, description="ids below this one")
+                   before: int | None = Parameter(default=None, ge=1, le=2**63 - 1,
+                                                  description="ids below this one")
                    ) -> list[dict[str, Any]]:
         rows = await services.db.fetchall(Q.dream_runs, (limit, before),
                                           vault_id=v.id)
@@ -98,7 +103,7 @@ class ReviewController(Controller):
     async def list(self, vault: str, services: Services, v: Vault, status: ReviewStatus | None = None,
                    kind: Literal["conflict", "lint"] | None = None,
                    limit: int = Parameter(default=50, ge=1, le=500),
-                   before: int | None = Parameter(default=None, ge=1)) -> list[dict[str, Any]]:
+                   before: int | None = Parameter(default=None, ge=1, le=2**63 - 1)) -> list[dict[str, Any]]:
         return await review.list_items(services.db, v.id, status=status, kind=kind, limit=limit, before=before)
 
     @get("/thresholds", summary="This vault's auto-approve rule per kind, as decisions have moved it")
@@ -148,14 +153,14 @@ class AttitudeIn(BaseModel):
     statement: str = Field(min_length=1, max_length=2000)
     kind: Literal["preference", "fact"] = Field(
         default="preference", description="a fact supersedes the category's older facts; preferences coexist")
-    confidence: float = Field(default=0.7, ge=0, le=1)
+    confidence: Real = Field(default=0.7, ge=0, le=1)
     evidence: list[str] = Field(default_factory=list, max_length=50, description="session ids")
 
 
 class SkillUseIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    amount: float = Field(default=1.0, gt=0, le=10, description="experience this use adds")
+    amount: float = Field(default=1.0, ge=1e-6, le=10, description="experience this use adds")
     evidence: str | None = Field(default=None, max_length=200, description="the session it happened in")
 
 

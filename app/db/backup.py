@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from app.errors import ConfigError, DatabaseError, InvalidInput
+from app.private_files import open_private
 from app.settings import Settings
 
 
@@ -44,9 +45,10 @@ def with_db(url: str, dbname: str) -> str:
 
 
 def dump(settings: Settings, url: str, out: Path) -> int:
-    """``pg_dump -Fc`` of the database at ``url`` into ``out``; returns its size in bytes."""
+    """``pg_dump -Fc`` of the database at ``url`` into ``out`` (mode 0600: it holds every vault); returns its size
+    in bytes."""
     argv, env = client(settings, "pg_dump")
-    with out.open("wb") as fh:
+    with open_private(out, binary=True) as fh:
         proc = subprocess.run([*argv, "-Fc", "-d", url], stdout=fh, stderr=subprocess.PIPE, env=env, check=False)
     if proc.returncode != 0:
         raise DatabaseError(f"pg_dump failed: {proc.stderr.decode(errors='replace').strip()}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
@@ -72,9 +72,17 @@ def as_array(value: Any):
 
 
 def translate(exc: Exception) -> MemvaultError:
-    """Map a driver error to the application's hierarchy (the one place this happens)."""
+    """Map a driver error to the application's hierarchy (the one place this happens). An error whose message
+    is the server's own text (it may name tables, constraints, functions, hosts) is marked ``verbatim``: the CLI
+    prints it, the API answers with its kind only (``app.api.errors``)."""
     if isinstance(exc, MemvaultError):
         return exc
+    error = _translate(exc)
+    error.verbatim = not (_is_nul(exc) or getattr(exc, "sqlstate", None) in _CUSTOM_SQLSTATES)
+    return error
+
+
+def _translate(exc: Exception) -> MemvaultError:
     if _is_nul(exc):
         return InvalidInput("the text contains a NUL character (\\u0000), which PostgreSQL cannot store",
                             hint="remove the NUL characters; the request was not stored")
@@ -217,17 +225,17 @@ class Database:
         role's; either carries the actor (``current_actor``) for the audit. ``pipeline``: see :meth:`_pipelined`."""
         self.reachability.check()
         try:
-            async with self.pool.connection() as conn:
-                if pipeline:
+            if pipeline:
+                async with self.pool.connection() as conn:
                     async with self._pipelined(conn, vault_id):
                         yield conn
-                    return
-                async with conn.transaction():
-                    if vault_id is not None:
-                        await conn.execute(_SCOPE, (str(vault_id), current_actor.get() or ""))
-                    elif (actor := current_actor.get()) is not None:
-                        await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
-                    yield conn
+                return
+            async with self._begun() as conn:
+                if vault_id is not None:
+                    await conn.execute(_SCOPE, (str(vault_id), current_actor.get() or ""))
+                elif (actor := current_actor.get()) is not None:
+                    await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
+                yield conn
         except psycopg.Error as exc:
             error = translate(exc)
             if lost_server(exc):
@@ -267,6 +275,27 @@ class Database:
             conn.prepare_threshold = threshold
             if not conn.broken:
                 await conn.set_autocommit(False)
+
+    @asynccontextmanager
+    async def _begun(self) -> AsyncIterator[psycopg.AsyncConnection]:
+        """A pooled connection inside a transaction. A connection that fails its BEGIN, before anything of the
+        caller ran, is closed (the pool drops it) and another one is tried, until the pool has given a fresh
+        one: Apache AGE 1.5 can break an idle session while it catches up with another session's drop of a graph
+        ("label (relation) cache corrupted", then "received 2 results from command 'BEGIN'"; apache/age issue
+        2245, fixed in AGE 1.6)."""
+        attempts = self.pool.max_size + 1  # every idle connection may be broken at once
+        for attempt in range(attempts):
+            async with AsyncExitStack() as stack:
+                conn = await stack.enter_async_context(self.pool.connection())
+                try:
+                    await stack.enter_async_context(conn.transaction())
+                except psycopg.Error:
+                    if attempt == attempts - 1:
+                        raise
+                    await conn.close()
+                    continue
+                yield conn
+            return  # also when the caller's body raised psycopg.Rollback, which the transaction swallows
 
     async def fetchall(self, query: str, params: Any = None, *, vault_id: UUID | None = None) -> list[dict]:
         """One statement in its own transaction, in one round trip (BEGIN, scope, the statement and COMMIT

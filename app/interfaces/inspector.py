@@ -26,6 +26,7 @@ from litestar import Controller, Response, get
 from litestar.enums import MediaType
 from pydantic import ValidationError
 
+from app.api.errors import public_text
 from app.auth import Principal
 from app.db.queries import Q
 from app.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized, field_problems
@@ -57,7 +58,9 @@ def _page(title: str, body: str, status: int = 200) -> Response:
 
 
 def _error(exc: MemvaultError) -> Response:
-    return _page("Error", f"<p class='err'>{_e(exc)}</p>", exc.status if exc.status < 500 else 500)
+    detail, hint = public_text(exc)  # never a database's own words, nor a fault's
+    text = f"{detail}\n  hint: {hint}" if hint else detail
+    return _page("Error", f"<p class='err'>{_e(text)}</p>", exc.status if exc.status < 500 else 500)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

@@ -23,7 +23,7 @@ from litestar.response import Redirect
 
 from app.api.errors import memvault_error_handler
 from app.api.guard import INSPECTOR_COOKIE
-from app.auth import Principal, authenticate
+from app.auth import Principal, authenticate_limited
 from app.errors import Forbidden, MemvaultError
 
 MAX_AGE = 8 * 3600
@@ -78,11 +78,15 @@ class InspectorLoginController(Controller):
         from app.interfaces.inspector import _e, _page
 
         key, target = (data.get("key") or "").strip(), _local(data.get("next") or "/inspect")
+        services = request.app.state.services
         try:
-            await authenticate(request.app.state.services.db, key or None)
+            await authenticate_limited(services.db, services.auth_attempts, key or None,
+                                       request.client.host if request.client else None)
         except MemvaultError as exc:
-            return _page("Sign in", f"<p class='err'>{_e(exc.message)}</p><p><a href='/inspect/login?next="
-                                    f"{_e(quote(target))}'>try again</a></p>", status=401)
+            page = _page("Sign in", f"<p class='err'>{_e(exc.message)}</p><p><a href='/inspect/login?next="
+                                    f"{_e(quote(target))}'>try again</a></p>", status=exc.status)
+            page.headers.update(exc.headers or {})
+            return page
         response = Redirect(target, status_code=303)
         response.cookies.append(Cookie(key=INSPECTOR_COOKIE, value=key, path="/inspect", max_age=MAX_AGE,
                                        httponly=True, samesite="strict", secure=request.url.scheme == "https"))

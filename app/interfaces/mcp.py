@@ -351,12 +351,13 @@ def _keys_required(app: Starlette, services: Services) -> ASGIApp:
 
     from app.api.errors import ErrorBody
     from app.api.guard import presented_key
-    from app.auth import authenticate
+    from app.auth import authenticate_limited
 
     async def asgi(scope, receive, send) -> None:
         if scope["type"] == "http":
             try:
-                await authenticate(services.db, presented_key(SimpleNamespace(headers=Headers(scope=scope), scope=scope)))
+                await authenticate_limited(services.db, services.auth_attempts, presented_key(SimpleNamespace(
+                    headers=Headers(scope=scope), scope=scope)), (scope.get("client") or (None,))[0])
             except DatabaseUnavailable:
                 # The key cannot be checked now. An HTTP 503 would reach the agent as the SDK's bare "Server
                 # returned an error response"; the request goes on instead, and every tool call and resource read

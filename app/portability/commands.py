@@ -31,12 +31,13 @@ def _export(args: argparse.Namespace) -> int:
     import asyncio
 
     from app.portability import export_vault
+    from app.private_files import open_private
     from app.services import Services
     from app.vaults import get_vault
 
     async def run() -> int:
         services = await Services.start()
-        out = args.output.open("w", encoding="utf-8") if args.output else sys.stdout
+        out = open_private(args.output) if args.output else sys.stdout  # mode 0600: a vault's whole contents
         try:
             vault = await get_vault(services.db, args.vault)
             async for chunk in export_vault(services, vault, embeddings=args.embeddings):

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app import strict_json
 from app.db.queries import Q
 from app.errors import Conflict, InvalidInput
 from app.portability.format import KINDS, VERSION, is_memvault_export
@@ -62,9 +63,10 @@ def _decode(raw: bytes, n: int) -> str:
 
 def _parse(text: str, n: int) -> dict:
     try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInput(f"line {n}: not JSON ({exc})", hint="an export has one JSON object per line") from exc
+        obj = strict_json.loads(text)
+    except (strict_json.NotStrictJSON, RecursionError) as exc:
+        raise InvalidInput(f"line {n} {exc or 'is nested too deeply'}",
+                           hint="an export has one JSON object per line") from exc
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         raise InvalidInput(f"line {n}: not an object with a 'type'", hint="an export has one JSON object per line")
     if "\\u0000" in text:
@@ -115,7 +117,7 @@ async def _stage(conn, source: Source) -> tuple[dict, dict | None, dict[str, int
                 if not is_memvault_export(text):
                     raise InvalidInput("line 1 is not a memvault export header",
                                        hint='an export starts with {"type": "header", "format": "memvault-export"}')
-                header = json.loads(text)
+                header = strict_json.loads(text)
                 if not isinstance(header.get("version"), int) or header["version"] > VERSION:
                     raise InvalidInput(f"export format version {header.get('version')!r} is newer than this "
                                        f"memvault reads ({VERSION})", hint="upgrade memvault")

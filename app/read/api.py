@@ -8,6 +8,7 @@ from typing import Any, Literal
 from litestar import Controller, get, post
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.body import IsoTime
 from app.read.config import RecallOptions
 from app.read.recall import MAX_QUERY_CHARS, recall
 from app.services import Services
@@ -21,8 +22,8 @@ class RecallIn(BaseModel):
     format: Literal["text", "json", "cards"] = "cards"
     token_budget: int | None = Field(default=None, ge=1, le=200_000, description="cl100k tokens; default 2000.")
     k: int | None = Field(default=None, ge=1, le=200, description="At most this many cards; default 10.")
-    as_of: datetime | None = Field(default=None, description="Valid time: what was true then (default now).")
-    known_at: datetime | None = Field(default=None, description="Transaction time: what the vault believed then.")
+    as_of: IsoTime | None = Field(default=None, description="Valid time: what was true then (default now).")
+    known_at: IsoTime | None = Field(default=None, description="Transaction time: what the vault believed then.")
     thinking: Literal["fast", "slow"] | None = Field(default=None, description="Override the intent's choice.")
     session_id: str | None = Field(default=None, max_length=200)
     funnel: bool | None = Field(default=None, description="Switch seed 003's selection funnel on or off.")

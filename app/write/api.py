@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from litestar import Controller, Request, delete, get, patch, post
-from litestar.params import Parameter
-from pydantic import TypeAdapter, ValidationError
+from litestar.params import Body, Parameter
 
 from app.auth import Principal
-from app.errors import InvalidInput
 from app.services import Services
 from app.vaults import Vault, get_vault
 from app.write import idempotency
@@ -26,26 +24,16 @@ from app.write.schemas import (
     FeedbackOut,
     ItemOut,
     MemoryBatchIn,
-    MemoryIn,
+    MemoryWriteIn,
     MemoryOut,
     TurnsIn,
     TurnsOut,
     WriteOut,
 )
 
-_MEMORY_BODY = TypeAdapter(MemoryIn | MemoryBatchIn)
-_TURNS_BODY = TypeAdapter(TurnsIn)
-IDEMPOTENCY = Parameter(header="Idempotency-Key", required=False,
+MEMORY_BODY = Body(description="One memory, or a batch of them under `items`.")
+IDEMPOTENCY = Parameter(header="Idempotency-Key", required=False, min_length=1, max_length=200,
                         description="Retrying with the same key writes once and returns the first answer.")
-
-
-def parse(adapter: TypeAdapter, body: Any) -> Any:
-    try:
-        return adapter.validate_python(body)
-    except ValidationError as exc:
-        fields = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-        raise InvalidInput("invalid request body: " + "; ".join(f"{f['field']}: {f['message']}" for f in fields),
-                           hint="see /docs for the request schema", fields=fields) from exc
 
 
 def _items_out(results) -> list[dict]:
@@ -59,9 +47,10 @@ class MemoryController(Controller):
     @post("/", summary="Remember one memory or a batch; each item's decision and reasons come back",
           status_code=200)
     async def create(self, vault: str, request: Request, services: Services,
+                     data: Annotated[MemoryWriteIn, MEMORY_BODY],
                      idempotency_key: str | None = IDEMPOTENCY) -> WriteOut:
-        body = await request.json()
-        parsed = parse(_MEMORY_BODY, body)
+        body = await request.json()  # the decoded body (app.api.body), for the idempotency digest
+        parsed = data.root
         items_in = parsed.items if isinstance(parsed, MemoryBatchIn) else [parsed]
         v = await get_vault(services.db, vault)
         digest = idempotency.request_hash("POST", request.url.path, body)
@@ -141,12 +130,11 @@ class SessionController(Controller):
 
     @post("/turns", summary="Append conversation turns (archived, chunked and written as memories)",
           status_code=200)
-    async def turns(self, vault: str, session: str, request: Request, services: Services,
+    async def turns(self, vault: str, session: str, request: Request, services: Services, data: TurnsIn,
                     idempotency_key: str | None = IDEMPOTENCY) -> TurnsOut:
         from app.write.sessions import TurnIn
 
-        body = await request.json()
-        data = parse(_TURNS_BODY, body)
+        body = await request.json()  # the decoded body (app.api.body), for the idempotency digest
         v = await get_vault(services.db, vault)
         digest = idempotency.request_hash("POST", request.url.path, body)
         if (stored := await idempotency.replay(services, v, idempotency_key, digest)) is not None:

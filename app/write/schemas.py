@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
+
+from app.api.body import NOT_BLANK, IsoTime, Real
 
 Category = Literal["Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional",
                    "Preference"]
@@ -26,11 +28,12 @@ def _depth(value: Any, level: int = 0) -> int:
 class MemoryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, description="The memory's text (the original is always kept).")
+    content: str = Field(min_length=1, pattern=NOT_BLANK,
+                         description="The memory's text (the original is always kept); not only spaces.")
     category: Category | None = None
     source_kind: SourceKind = Field(default="user", description="Who said it; sets the trust score's tier.")
-    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
-    said_at: datetime | None = Field(default=None, description="When it was said (ISO-8601 with zone); default now.")
+    confidence: Real = Field(default=0.8, ge=0.0, le=1.0)
+    said_at: IsoTime | None = Field(default=None, description="When it was said (ISO-8601 with zone); default now.")
     session_id: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] = Field(default_factory=dict, description=f"Kept with the memory; JSON nested at most "
                                      f"{MAX_METADATA_DEPTH} levels.")
@@ -47,6 +50,10 @@ class MemoryBatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     items: list[MemoryIn] = Field(min_length=1)
+
+
+class MemoryWriteIn(RootModel[MemoryIn | MemoryBatchIn]):
+    """The body of POST .../memories: one memory, or a batch of them under ``items``."""
 
 
 class ItemOut(BaseModel):
@@ -116,8 +123,8 @@ class TurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Literal["user", "assistant", "system", "tool"]
-    content: str = Field(min_length=1)
-    said_at: datetime | None = Field(default=None, description="Default now.")
+    content: str = Field(min_length=1, pattern=NOT_BLANK, description="What was said; not only spaces.")
+    said_at: IsoTime | None = Field(default=None, description="Default now.")
 
 
 class TurnsIn(BaseModel):

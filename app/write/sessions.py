@@ -24,7 +24,7 @@ from datetime import datetime
 import psycopg
 
 from app.db.queries import Q
-from app.errors import Conflict, InvalidInput, NotFound
+from app.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
 from app.models.tasks.base import get_task
 from app.services import Services
 from app.vaults import Vault
@@ -88,6 +88,7 @@ class SessionTrack:
         embedded before it opens, with the session's last turn as read then (a chunk's context); a turn appended to
         the session meanwhile changes that context, and the chunks are embedded again."""
         self._validate(turns)
+        self._within_batch_limit(turns)  # before any insert: a refused request consumes no ids
         for _ in range(ATTEMPTS):
             before = await self._last_turn(vault, session_id)
             items = self.turn_items(session_id, turns, range(len(turns)), before)
@@ -239,6 +240,18 @@ class SessionTrack:
             threads.append({"topic": topic, "sessions": [{"session_id": r["session_id"], "topic": r["content"],
                                                           "similarity": round(float(r["cosine"]), 3)} for r in rows]})
         return {"session": session_id, "threads": threads}
+
+    def _within_batch_limit(self, turns: Sequence[TurnIn]) -> None:
+        """A request's turns, and the chunks they make (each one item of the write track), within
+        ``max_batch_items``: checked before the archive's insert, not by the write track after it."""
+        limit = self.services.settings.max_batch_items
+        if len(turns) > limit:
+            raise PayloadTooLarge(f"{len(turns)} turns in one request; the limit is {limit}",
+                                  hint="send them in several requests")
+        chunks = sum(len(chunk_turn(t.content, self.chunking)) for t in turns)
+        if chunks > limit:
+            raise PayloadTooLarge(f"these {len(turns)} turns make {chunks} chunks; the limit is {limit} per request",
+                                  hint="send them in several requests")
 
     @staticmethod
     def _validate(turns: Sequence[TurnIn]) -> None:

@@ -56,10 +56,10 @@ async def test_list_memories_filters_and_cursor_pages(client) -> None:
     assert await ids_for(state="retracted") == []
 
     bad = await client.get(f"{V}/memories", params={"cursor": "not-a-cursor"})
-    assert "not a cursor of this list" in _assert_error(bad, 422, "InvalidInput", f"GET {V}/memories")["detail"]
+    assert "not a cursor of this list" in _assert_error(bad, 400, "BadRequest", f"GET {V}/memories")["detail"]
     sessions_cursor = (await client.get(f"{V}/memories", params={"limit": 1})).json()["next_cursor"]
     wrong = await client.get(f"{V}/sessions", params={"cursor": sessions_cursor})
-    _assert_error(wrong, 422, "InvalidInput", f"GET {V}/sessions")  # a cursor of another list
+    _assert_error(wrong, 400, "BadRequest", f"GET {V}/sessions")  # a cursor of another list
     limit = _assert_error(await client.get(f"{V}/memories", params={"limit": 0}), 422, "InvalidInput",
                           f"GET {V}/memories")
     assert limit["fields"][0]["field"] == "limit"
