@@ -45,8 +45,10 @@ async def test_other_requests_are_answered_while_a_model_is_slow(api_services, a
             assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
             assert (await http.post("/v1/vaults/alice/memories",
                                     json={"content": "I live in Taipei"})).status_code == 200
-            for path in ("/health", "/v1/vaults/alice/memories"):  # warm: first-call costs are not the point
-                assert (await http.get(path)).status_code == 200
+            # warm: first-call costs are not the point. /health says 503 here (no job worker runs beside this app):
+            # an answer all the same, which is what is measured
+            idle_health = (await http.get("/health")).status_code
+            assert (await http.get("/v1/vaults/alice/memories")).status_code == 200
             headers = {"Authorization": f"Bearer {admin_key}"}
 
             def probe() -> list[tuple[str, int, float, float]]:
@@ -65,7 +67,7 @@ async def test_other_requests_are_answered_while_a_model_is_slow(api_services, a
             answers = await asyncio.to_thread(probe)
             answer = await recall
             assert answer.status_code == 200 and answer.json()["cards"]
-        assert [a[1] for a in answers] == [200, 200, 200]
+        assert [a[1] for a in answers] == [idle_health, 200, idle_health]
         assert all(at < slow.finished_at for *_, at in answers), "answered while the embedder was still busy"
         assert all(took < BOUND_S for _, _, took, _ in answers), answers
     finally:
