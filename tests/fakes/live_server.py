@@ -40,3 +40,20 @@ def live_api(settings: Settings, db_url: str) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+def wait_serving(http, server, log_path, *, key_file=None, timeout_s: float = 180) -> None:
+    """Until ``memvault serve`` (the process ``server``, its output in ``log_path``) answers ``/health`` with 200 and,
+    with ``--local-key``, has written ``key_file``; fails with the end of its log if it exits or takes too long."""
+    from pathlib import Path
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert server.poll() is None, Path(log_path).read_text()[-3000:]
+        assert time.monotonic() < deadline, Path(log_path).read_text()[-3000:]
+        try:
+            if http.get("/health").status_code == 200 and (key_file is None or Path(key_file).exists()):
+                return
+        except Exception:  # noqa: BLE001 - not listening yet (httpx.TransportError)
+            pass
+        time.sleep(0.3)

@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -25,6 +24,7 @@ import psycopg
 import pytest
 
 from app.bench.runtime import serve_process
+from tests.fakes.live_server import wait_serving
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "fixtures" / "privileges.txt"
 
@@ -98,17 +98,8 @@ def _serve_and_use(env: dict[str, str], tmp_path: Path, *, vault: str, old_turn:
     finds it."""
     with serve_process(env, tmp_path / "serve.log", "--local-key") as (server, base):
         key_file = Path(env["MEMVAULT_DATA_DIR"]) / "api_key"
-        deadline = time.monotonic() + 120
         with httpx.Client(base_url=base, timeout=30) as http:
-            while True:
-                assert server.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
-                try:
-                    if http.get("/health").status_code == 200 and key_file.exists():
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.3)
+            wait_serving(http, server, tmp_path / "serve.log", key_file=key_file)
             assert oct(key_file.stat().st_mode & 0o777) == "0o600"
             http.headers["Authorization"] = f"Bearer {key_file.read_text().strip()}"
             if old_turn is None:

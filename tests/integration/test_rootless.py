@@ -18,12 +18,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.fakes.live_server import wait_serving
 
 REPO = Path(__file__).resolve().parents[2]
 USER = "memvault-rootless"
@@ -117,17 +118,8 @@ def test_a_user_without_root_sets_up_serves_writes_and_recalls(rootless_user, us
                                      user=rootless_user.pw_uid, group=rootless_user.pw_gid, extra_groups=[],
                                      cwd=home, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         key_file = work / "data" / "api_key"
-        deadline = time.monotonic() + 180
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-            while True:
-                assert serve.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
-                try:
-                    if http.get("/health").status_code == 200 and key_file.exists():
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.5)
+            wait_serving(http, serve, tmp_path / "serve.log", key_file=key_file)
             http.headers["Authorization"] = f"Bearer {key_file.read_text().strip()}"
             assert http.post("/v1/vaults", json={"name": "bob"}).status_code == 201
             r = http.post("/v1/vaults/bob/memories", json={"content": "I moved to Tainan last week."})
