@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar, Request, Router
+from litestar import Litestar, Request
 from litestar.di import Provide
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
-from app import __version__
 from app.api.browse import EntityController, SessionListController
+from app.api.docs import assets_router, openapi_config
 from app.api.errors import EXCEPTION_HANDLERS
 from app.api.guard import provide_principal, require_key
 from app.api.health import HealthController
@@ -80,21 +78,14 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         return state["services"]
 
     return Litestar(
-        route_handlers=list(CONTROLLERS),
+        route_handlers=[*CONTROLLERS, assets_router()],
         dependencies={"services": Provide(provide_services, use_cache=True),
                       "principal": Provide(provide_principal, sync_to_thread=False)},
         guards=[require_key],
         lifespan=[lifespan],
         before_request=_ids_in_range,
         exception_handlers=EXCEPTION_HANDLERS,
-        openapi_config=OpenAPIConfig(
-            title="memvault",
-            version=__version__,
-            description="Long-term memory for AI agents: write, recall, and the background track.",
-            path="/docs",
-            openapi_router=Router("/docs", route_handlers=[], include_in_schema=False, opt={"public": True}),
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
-        ),
+        openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
         debug=False,
     )

@@ -13,7 +13,7 @@ class HealthController(Controller):
     opt = {"public": True}  # no API key needed (app.api.guard)
     tags = ["health"]
 
-    @get("/", summary="Service health")
+    @get("/", summary="Service health", security=[{}])  # no key: an empty requirement in the schema
     async def health(self, services: Services) -> dict:
         from app.models.breaker import breaker_snapshot
 
