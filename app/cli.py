@@ -2,7 +2,7 @@
 
 Exit codes, the same for every sub-command (a script can rely on them; ``memvault --help`` lists them):
 0 done; 1 a failure that is not the caller's (database error, model failure, a bug); 2 bad usage or input (argparse's
-own code, and InvalidInput); 3 not found (vault, memory, session); 4 conflict (already exists, already closed);
+own code, and InvalidInput); 3 not found (vault, memory, session); 4 conflict (already exists, already closed, a port in use);
 5 the database is unavailable; 130 interrupted. Errors go to stderr as ``memvault: what happened`` and a
 ``hint:`` line that says what to do. (``memvault hook`` always exits 1 on failure: Claude Code would block the
 prompt on 2.)"""
@@ -23,6 +23,7 @@ from app.interfaces import people
 from app.portability import commands as portability_commands
 from app.read import commands as read_commands
 from app.safety import commands as safety_commands
+from app.write import commands as write_commands
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT, EXIT_UNAVAILABLE, EXIT_INTERRUPTED = (
     0, 1, 2, 3, 4, 5, 130)
@@ -39,7 +40,7 @@ def exit_code(exc: MemvaultError) -> int:
 # Each exposes ``add_commands(subparsers)`` and sets ``func`` (args -> exit code) on its parsers; a new area's
 # commands module is one import here and one entry below (a missing one is an ImportError, never skipped).
 _COMMANDS = (db_commands, commands, keys_commands, read_commands, interfaces_commands, background_commands,
-             people, importers_commands, safety_commands, portability_commands, bench_commands)
+             people, write_commands, importers_commands, safety_commands, portability_commands, bench_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:

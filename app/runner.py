@@ -62,6 +62,31 @@ async def _check_access(services: Services, host: str, port: int, *, local_key: 
                           hint="create one first: `memvault key create --scope admin --name ops`, or bind 127.0.0.1")
 
 
+def listen(host: str, port: int):
+    """The API's socket, bound before anything else is started, so a port in use is one clear error (exit 4,
+    a conflict) rather than the address printed, then uvicorn's bind error and its exit code 3 ("not found")."""
+    import socket
+
+    from app.errors import Conflict, InvalidInput
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror}",
+                           hint="pass --host with an address of this machine (MEMVAULT_HOST), e.g. 127.0.0.1") from exc
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port at once
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise Conflict(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                       hint="is memvault (or something else) already serving there? stop it, or pass --port N "
+                            "(MEMVAULT_PORT)") from exc
+    return sock
+
+
 async def _prepare(host: str, port: int, *, local_key: bool) -> tuple[str, str, Services]:
     """Migrate as the tables' owner, then open the service's pool (its login role) and check access: the owner's
     URL, the service's, and the open services."""
@@ -93,6 +118,7 @@ def serve_processes(*, host: str | None, port: int | None, workers: int, worker:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     settings = get_settings()
     host, port = host or settings.host, port or settings.port
+    listen(host, port).close()  # uvicorn's supervisor binds it again; this only fails fast when it is taken
 
     async def prepare() -> tuple[str, str]:
         owner, url, services = await _prepare(host, port, local_key=local_key)
@@ -129,11 +155,16 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
     settings = get_settings()
     host = host or settings.host
     port = port or settings.port
-    _, url, services = await _prepare(host, port, local_key=local_key)
+    sock = listen(host, port)
+    try:
+        _, url, services = await _prepare(host, port, local_key=local_key)
+    except BaseException:
+        sock.close()
+        raise
     app = create_app(settings, services=services)
     config = uvicorn.Config(app, host=host, port=port, log_level="info")
     server = uvicorn.Server(config)
-    tasks = [asyncio.create_task(server.serve(), name="api")]
+    tasks = [asyncio.create_task(server.serve(sockets=[sock]), name="api")]
     if worker:
         tasks.append(asyncio.create_task(_worker_loop(services, url, settings.worker_concurrency), name="worker"))
     print(f"memvault: API on http://{config.host}:{config.port} (docs at /docs), database {redact(url)}", flush=True)
@@ -145,6 +176,7 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
             task.result()
     finally:
         await services.close()
+        sock.close()
     return 0
 
 

@@ -103,4 +103,6 @@ class Services:
             raise
 
     async def close(self) -> None:
+        if "read" in self.__dict__:  # recall's write-back (access counts) finishes before the pool goes
+            await self.read.drain()
         await self.db.close()
