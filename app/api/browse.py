@@ -5,45 +5,32 @@ and their turns, entities and an entity's neighbourhood in the knowledge graph. 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from litestar import Controller, get
 from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter
-from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.errors import ERROR_RESPONSES
-from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
+from app.api.pagination import CURSOR, decode_cursor, limit_param, page
+from app.api.schemas import (  # noqa: F401  (Kind, State, Tier: write/api.py's filters read them from here)
+    EntityItem,
+    Kind,
+    MemoryItem,
+    MemoryPatch,
+    Neighbourhood,
+    Page,
+    Relation,
+    SessionItem,
+    State,
+    Tier,
+    TurnItem,
+)
 from app.db.queries import Q
 from app.errors import InvalidInput, NotFound
 from app.services import Services
 from app.vaults import get_vault
-from app.write.schemas import Category, MemoryFields, MemoryOut
-
-Kind = Literal["memory", "chunk", "unit", "summary", "thread"]
-Tier = Literal["hot", "warm", "cold", "frozen"]
-State = Literal["current", "superseded", "retracted", "all"]
-
-
-class MemoryItem(MemoryFields):
-    feedback_up: int
-    feedback_down: int
-    metadata: dict[str, Any]
-
-
-class MemoryPatch(BaseModel):
-    """Only the fields sent change; earlier values stay in the memory's history (its versions)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    category: Category | None = Field(default=None, description="null clears it.")
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)] = None  # type: ignore[assignment]
-    tier: Tier = None  # type: ignore[assignment]
-    valid_at: datetime = Field(default=None, description="When it became true (valid time).")  # type: ignore[assignment]
-    invalid_at: datetime | None = Field(default=None, description="When it stopped being true; null: still is.")
-    metadata: dict[str, Any] = Field(default=None,  # type: ignore[assignment]
-                                     description="Keys merged into the memory's metadata; a null value removes one.")
-
+from app.write.schemas import MemoryOut
 
 PATCH_BODY = Body(examples=[
     Example(summary="Reclassify", value={"category": "Decision", "confidence": 0.95}),
@@ -53,51 +40,7 @@ FEEDBACK_BODY = Body(examples=[Example(summary="It helped", value={"signal": "+"
                                Example(summary="It did not", value={"signal": "-", "note": "outdated"})])
 
 
-class SessionItem(BaseModel):
-    id: str
-    started_at: datetime
-    last_turn_at: datetime
-    closed_at: datetime | None
-    turn_count: int
-    summary: str | None
-    metadata: dict[str, Any]
 
-
-class TurnItem(BaseModel):
-    id: int
-    seq: int
-    role: str
-    content: str
-    said_at: datetime
-    recorded_at: datetime
-    metadata: dict[str, Any]
-
-
-class EntityItem(BaseModel):
-    id: int
-    name: str
-    kind: str | None
-    mention_count: int
-    aliases: list[str] = []
-
-
-class Relation(BaseModel):
-    hop: int
-    triple_id: int
-    subject_id: int
-    subject: str
-    predicate: str
-    object_id: int
-    object: str
-    evidence_block_id: int | None
-    confidence: float
-    valid_at: datetime
-    invalid_at: datetime | None
-
-
-class Neighbourhood(BaseModel):
-    entity: EntityItem
-    relations: list[Relation]
 
 
 async def list_memories(services: Services, vault: str, filters: dict[str, Any], limit: int,
