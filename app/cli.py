@@ -2,8 +2,8 @@
 
 Exit codes, the same for every sub-command (a script can rely on them; ``memvault --help`` lists them):
 0 done; 1 a failure that is not the caller's (database error, model failure, a bug); 2 bad usage or input (argparse's
-own code, and InvalidInput); 3 not found (vault, memory, session); 4 conflict (already exists, already closed, a port in use);
-5 the database is unavailable; 130 interrupted. Errors go to stderr as ``memvault: what happened`` and a
+own code, and InvalidInput); 3 not found (vault, memory, session); 4 conflict (already exists, already closed, a
+port in use); 5 the database is unavailable; 130 interrupted. Errors go to stderr as ``memvault: what happened`` and a
 ``hint:`` line that says what to do. (``memvault hook`` always exits 1 on failure: Claude Code would block the
 prompt on 2.)"""
 
@@ -12,18 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app import commands, keys_commands
-from app.background import commands as background_commands
-from app.bench import commands as bench_commands
-from app.db import commands as db_commands
 from app.errors import Conflict, DatabaseUnavailable, InvalidInput, MemvaultError, NotFound, PayloadTooLarge
-from app.importers import commands as importers_commands
-from app.interfaces import commands as interfaces_commands
-from app.interfaces import people
-from app.portability import commands as portability_commands
-from app.read import commands as read_commands
-from app.safety import commands as safety_commands
-from app.write import commands as write_commands
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT, EXIT_UNAVAILABLE, EXIT_INTERRUPTED = (
     0, 1, 2, 3, 4, 5, 130)
@@ -38,21 +27,28 @@ def exit_code(exc: MemvaultError) -> int:
 
 
 # Each exposes ``add_commands(subparsers)`` and sets ``func`` (args -> exit code) on its parsers; a new area's
-# commands module is one import here and one entry below (a missing one is an ImportError, never skipped).
-_COMMANDS = (db_commands, commands, keys_commands, read_commands, interfaces_commands, background_commands,
-             people, write_commands, importers_commands, safety_commands, portability_commands, bench_commands)
+# commands module is one entry below (a missing one is an ImportError, never skipped). Imported when the parser
+# is built, and for the agent-facing commands (``mcp``, ``hook``: a process per prompt) only their own module: a
+# hook does not pay for importing the benchmarks.
+_COMMANDS = ("app.db.commands", "app.commands", "app.keys_commands", "app.read.commands",
+             "app.interfaces.commands", "app.background.commands", "app.interfaces.people", "app.write.commands",
+             "app.importers.commands", "app.safety.commands", "app.portability.commands", "app.bench.commands")
+_AGENT_COMMANDS = {"mcp": "app.interfaces.commands", "hook": "app.interfaces.commands"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    import importlib
+
     parser = argparse.ArgumentParser(prog="memvault", description="Long-term memory for AI agents.", epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in _COMMANDS:
-        module.add_commands(sub)
+    for name in (only,) if only else _COMMANDS:
+        importlib.import_module(name).add_commands(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(_AGENT_COMMANDS.get(words[0]) if words else None).parse_args(argv)
     _act_as_cli_user()
     try:
         return int(args.func(args) or 0)

@@ -8,10 +8,10 @@ import logging
 from app.db.connector import redact
 from app.db.migrate import upgrade
 from app.services import Services, database_url, service_url
-from app.settings import get_settings
+from app.settings import LOG_FORMAT, get_settings
 
+__all__ = ["LOG_FORMAT", "listen", "run_worker", "serve", "serve_processes"]
 log = logging.getLogger("memvault")
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 async def _worker_loop(services: Services, url: str, concurrency: int) -> None:

@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # every process's log lines (serve, worker, mcp)
+
 EmbedderName = Literal["use", "e5", "minilm-onnx", "mlx", "openai", "hash"]
 Rail2EmbedderName = Literal["none", "use", "e5", "minilm-onnx", "hash"]
 RerankerName = Literal["none", "http", "mlx", "fitgate"]

@@ -13,8 +13,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                    "(tools: recall, remember, append_turns, forget, feedback)")
     p.add_argument("--vault", metavar="NAME", help="the tools' default vault; created if it does not exist "
                                                    "(default: the vault the key is bound to)")
-    p.add_argument("--key", metavar="KEY", help="memvault API key (default MEMVAULT_API_KEY); over --http each "
-                                                "request sends its own")
+    p.add_argument("--key", metavar="KEY", help="memvault API key for stdio (default MEMVAULT_API_KEY); over --http "
+                                                "none is needed: each request sends its own")
     p.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 (endpoint /mcp) instead of stdio")
     p.add_argument("--port", type=int, default=8421, help="port for --http (default 8421; 0: any free port)")
     p.set_defaults(func=_mcp)
@@ -66,28 +66,31 @@ def _mcp(args: argparse.Namespace) -> int:
     import sys
 
     from app.interfaces import mcp
-    from app.runner import LOG_FORMAT
-    from app.services import Services
+    from app.settings import LOG_FORMAT
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
     log = logging.getLogger("app.interfaces.mcp")
     key = _key(args)
 
     async def main() -> int:
-        # stdout carries the protocol only: what is printed while starting (provisioning, a library) goes to
-        # stderr; while serving, the SDK's stdio transport points fd 1 at stderr itself.
+        if not args.http:
+            ready = asyncio.ensure_future(_stdio_tools(key, args.vault))
+            try:
+                await mcp.serve_stdio(ready, args.vault)
+            finally:
+                await _close_when_started(ready)
+            return 0
+        import uvicorn
+
+        from app.services import Services
+
+        # stdout carries nothing here, but a library's prints while starting belong with the logs all the same.
         with contextlib.redirect_stdout(sys.stderr):
             services = await Services.start()
         try:
-            principal, vault = await open_vault_as(services, key, args.vault, "read")
-            default = vault.name if vault is not None else None
-            if not args.http:
-                log.info("memvault mcp: ready on stdio (default vault %s) with key %s", default, principal.key_id)
-                await mcp.serve_stdio(services, default, principal)
-                return 0
-            import uvicorn
-
-            config = uvicorn.Config(mcp.http_app(services, default), host="127.0.0.1", port=args.port,
+            if args.vault:  # the operator's default vault, made with this process's login; each request's key
+                await _ensure_vault(services, args.vault)  # then decides what that request may do with it
+            config = uvicorn.Config(mcp.http_app(services, args.vault), host="127.0.0.1", port=args.port,
                                     log_level="warning")
             server = uvicorn.Server(config)
             task = asyncio.create_task(server.serve())
@@ -95,13 +98,58 @@ def _mcp(args: argparse.Namespace) -> int:
                 await asyncio.sleep(0.05)
             if server.started:
                 port = server.servers[0].sockets[0].getsockname()[1]
-                log.info("memvault mcp: ready on http://127.0.0.1:%d/mcp (default vault %s)", port, default)
+                log.info("memvault mcp: ready on http://127.0.0.1:%d/mcp (default vault %s; each request sends "
+                         "its own API key)", port, args.vault)
             await task
             return 0
         finally:
             await services.close()
 
+    async def _stdio_tools(key: str | None, vault_name: str | None):
+        # The imports and the embedder's load happen in a thread, so the protocol is answered meanwhile.
+        await asyncio.to_thread(_load_models)
+        from app.services import Services
+
+        services = await Services.start()
+        try:
+            principal, vault = await open_vault_as(services, key, vault_name, "read")
+        except BaseException:
+            await services.close()
+            raise
+        default = vault.name if vault is not None else None
+        log.info("memvault mcp: ready on stdio (default vault %s) with key %s", default, principal.key_id)
+        return mcp.MemvaultTools(services, default, principal)
+
+    async def _close_when_started(ready) -> None:
+        if not ready.done():
+            ready.cancel()
+        try:
+            tools = await ready
+        except BaseException as exc:  # noqa: BLE001 - a start that failed was each tool call's error already
+            if not isinstance(exc, asyncio.CancelledError):
+                log.error("memvault mcp: could not start: %s", exc)
+            return
+        await tools.services.close()
+
     return asyncio.run(main())
+
+
+def _load_models() -> None:
+    from app.models.registry import get_embedder
+    import app.services  # noqa: F401  (imported here, off the event loop)
+    from app.settings import get_settings
+
+    get_embedder(get_settings())  # cached: Services.start finds it loaded
+
+
+async def _ensure_vault(services, name: str) -> None:
+    from app.errors import NotFound
+    from app.vaults import create_vault, get_vault
+
+    try:
+        await get_vault(services.db, name)
+    except NotFound:
+        await create_vault(services.db, name)
 
 
 def _hook(args: argparse.Namespace) -> int:
