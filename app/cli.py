@@ -48,8 +48,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    args = build_parser(_AGENT_COMMANDS.get(words[0]) if words else None).parse_args(argv)
-    _act_as_cli_user()
+    agent = _AGENT_COMMANDS.get(words[0]) if words else None
+    args = build_parser(agent).parse_args(argv)
+    if agent is None:  # mcp and hook act as their API key
+        _act_as_cli_user()
     try:
         return int(args.func(args) or 0)
     except MemvaultError as exc:

@@ -130,6 +130,9 @@ class Settings(BaseSettings):
                                 "in this file of the data directory (mode 0600).")
     host: str = "127.0.0.1"
     port: int = 8420
+    api_url: str | None = Field(default=None, description="The running service `memvault hook` talks to (and "
+                                "app.client's default): http://HOST:PORT; default http://127.0.0.1:<port>. When "
+                                "nothing answers there, a hook does its work in its own process.")
     api_workers: int = Field(default=1, ge=1, le=64, description="API processes of `memvault serve` (--workers): "
                              "past 1, each is a process of its own on the same port and the job worker is another; "
                              "Python runs one core per process (docs/benchmarks.md, the load section).")

@@ -25,6 +25,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--key", metavar="KEY", help="memvault API key with scope write (default MEMVAULT_API_KEY)")
     p.add_argument("--token-budget", type=int, default=1000,
                    help="cl100k tokens of memories handed to the model per prompt (default 1000)")
+    p.add_argument("--url", default=None, help="the running service (default MEMVAULT_API_URL, else "
+                                               "http://127.0.0.1:MEMVAULT_PORT); none there: the work is done here")
     p.set_defaults(func=_hook)
 
 
@@ -152,14 +154,27 @@ async def _ensure_vault(services, name: str) -> None:
         await create_vault(services.db, name)
 
 
+def api_url(args: argparse.Namespace) -> str:
+    from app.settings import get_settings
+
+    settings = get_settings()
+    if args.url or settings.api_url:
+        return args.url or settings.api_url
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return f"http://{host}:{settings.port}"
+
+
 def _hook(args: argparse.Namespace) -> int:
+    """Over HTTP to the running service when one answers (the hook process then loads no model: ~0.2 s), in
+    this process otherwise (the embedder's load: seconds)."""
     import asyncio
     import contextlib
     import sys
 
+    import httpx
+
     from app.errors import InvalidInput, MemvaultError
-    from app.interfaces.hooks import HookInput, run_hook
-    from app.services import Services
+    from app.interfaces.hooks import HookInput
 
     out = sys.stdout
     try:
@@ -171,7 +186,21 @@ def _hook(args: argparse.Namespace) -> int:
         return 1
     key = _key(args)
 
-    async def main() -> str | None:
+    async def over_http() -> str | None:
+        from app.client import AsyncMemVault
+        from app.errors import Unauthorized
+        from app.interfaces.hooks import ServiceVault, handle
+
+        if not key:
+            raise Unauthorized("an API key is required", hint="set MEMVAULT_API_KEY or pass --key; create one "
+                                                             "with `memvault key create --scope write`")
+        async with AsyncMemVault(api_url(args), key, timeout=10, retries=1, max_wait=2) as client:
+            return await handle(ServiceVault(client, args.vault), args.event, data, token_budget=args.token_budget)
+
+    async def in_process() -> str | None:
+        from app.interfaces.hooks import run_hook
+        from app.services import Services
+
         services = await Services.start()
         try:
             _, vault = await open_vault_as(services, key, args.vault, "write")
@@ -181,9 +210,15 @@ def _hook(args: argparse.Namespace) -> int:
 
     try:
         with contextlib.redirect_stdout(sys.stderr):  # only the hook's answer goes to stdout
-            answer = asyncio.run(main())
+            try:
+                answer = asyncio.run(over_http())
+            except httpx.ConnectError:  # no service there: nothing was sent, do the work here
+                answer = asyncio.run(in_process())
     except MemvaultError as exc:
         print(f"memvault: {exc}", file=sys.stderr)
+        return 1
+    except httpx.HTTPError as exc:
+        print(f"memvault: the service at {api_url(args)} failed: {exc}", file=sys.stderr)
         return 1
     if answer:
         print(answer, file=out)
