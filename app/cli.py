@@ -27,30 +27,49 @@ def exit_code(exc: MemvaultError) -> int:
 
 
 # Each exposes ``add_commands(subparsers)`` and sets ``func`` (args -> exit code) on its parsers; a new area's
-# commands module is one entry below (a missing one is an ImportError, never skipped). Imported when the parser
-# is built, and for the agent-facing commands (``mcp``, ``hook``: a process per prompt) only their own module: a
-# hook does not pay for importing the benchmarks.
-_COMMANDS = ("app.db.commands", "app.commands", "app.keys_commands", "app.read.commands",
-             "app.interfaces.commands", "app.background.commands", "app.interfaces.people", "app.write.commands",
-             "app.importers.commands", "app.safety.commands", "app.portability.commands", "app.bench.commands")
-_AGENT_COMMANDS = {"mcp": "app.interfaces.commands", "hook": "app.interfaces.commands"}
+# commands module is one import and one entry in build_parser (a missing one is an ImportError, never skipped).
+# The imports are inside the functions so the agent-facing commands (``mcp``, ``hook``: a process per prompt)
+# import only their own module, not the benchmarks'.
+_AGENT_COMMANDS = ("mcp", "hook")
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    import importlib
+def build_parser() -> argparse.ArgumentParser:
+    from app import commands, keys_commands
+    from app.background import commands as background_commands
+    from app.bench import commands as bench_commands
+    from app.db import commands as db_commands
+    from app.importers import commands as importers_commands
+    from app.interfaces import commands as interfaces_commands
+    from app.interfaces import people
+    from app.portability import commands as portability_commands
+    from app.read import commands as read_commands
+    from app.safety import commands as safety_commands
+    from app.write import commands as write_commands
 
+    return _parser(db_commands, commands, keys_commands, read_commands, interfaces_commands, background_commands,
+                   people, write_commands, importers_commands, safety_commands, portability_commands, bench_commands)
+
+
+def agent_parser() -> argparse.ArgumentParser:
+    """``memvault mcp`` and ``memvault hook`` alone."""
+    from app.interfaces import commands as interfaces_commands
+
+    return _parser(interfaces_commands)
+
+
+def _parser(*modules) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memvault", description="Long-term memory for AI agents.", epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in (only,) if only else _COMMANDS:
-        importlib.import_module(name).add_commands(sub)
+    for module in modules:
+        module.add_commands(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    agent = _AGENT_COMMANDS.get(words[0]) if words else None
-    args = build_parser(agent).parse_args(argv)
-    if agent is None:  # mcp and hook act as their API key
+    agent = bool(words) and words[0] in _AGENT_COMMANDS
+    args = (agent_parser() if agent else build_parser()).parse_args(argv)
+    if not agent:  # mcp and hook act as their API key
         _act_as_cli_user()
     try:
         return int(args.func(args) or 0)
