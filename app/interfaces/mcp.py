@@ -314,6 +314,8 @@ def next_step(tool: str, exc: MemvaultError, default_vault: str | None) -> str:
     own hints name REST routes and CLI commands, which an agent cannot use)."""
     from app.errors import Conflict, DatabaseUnavailable, Forbidden, Gone, NotFound, Unauthorized
 
+    if tool == "resources/read" and isinstance(exc, (NotFound, Gone, InvalidInput)):
+        return f"read {profile_uri(default_vault or 'VAULT')}, or {PROFILE_TEMPLATE} with a vault that exists"
     if isinstance(exc, NotFound) and "vault" in exc.message and "memory" not in exc.message:
         return (f"pass 'vault' with the name of a vault that exists, or leave it out to use the default vault "
                 f"({default_vault})" if default_vault else "pass 'vault' with the name of a vault that exists "
@@ -402,7 +404,8 @@ def build_server(tools_for: Callable[[ServerRequestContext], Awaitable[MemvaultT
         except MemvaultError as exc:  # the caller's to fix (a URI, a vault, a key): said as the REST API says it
             if exc.status >= 500:
                 log.error("mcp resource %s failed: %s", uri, exc, exc_info=exc)
-            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+            raise MCPError(types.INVALID_PARAMS, f"{exc.message}; {next_step('resources/read', exc, default_vault)}"
+                           ) from exc
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="application/json",
                                                                              text=text)])
 
