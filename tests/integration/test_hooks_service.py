@@ -74,3 +74,14 @@ def test_without_a_service_the_hook_works_in_process_without_a_traceback(db_url,
     assert prompt.returncode == 0 and "Traceback" not in prompt.stderr, prompt.stderr
     wrong = hook(db_url, "user-prompt-submit", {"session_id": "cc-3", "prompt": "x"}, "mvk_bad_aaaaaaaaaaaaaaaaaa")
     assert wrong.returncode == 1 and wrong.stderr.startswith("memvault: ") and "Traceback" not in wrong.stderr
+
+
+def test_bench_hooks_measures_against_a_running_service(test_settings, db_url, service_db_url, admin_key) -> None:
+    with live_api(test_settings, service_db_url) as base:
+        r = subprocess.run([sys.executable, "-m", "app.cli", "bench", "hooks", "-n", "2", "--json"],
+                           capture_output=True, text=True, timeout=300,
+                           env={**cli_env(db_url), "MEMVAULT_API_KEY": admin_key, "MEMVAULT_API_URL": base})
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["n"] == 2 and 0 < out["hook_wall_ms"]["p50"] <= out["hook_wall_ms"]["max"]
+    assert out["hook_cpu_ms"]["p50"] > 0 and out["mcp_initialize_ms"]["p95"] > 0
