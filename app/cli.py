@@ -2,8 +2,8 @@
 
 Exit codes, the same for every sub-command (a script can rely on them; ``memvault --help`` lists them):
 0 done; 1 a failure that is not the caller's (database error, model failure, a bug); 2 bad usage or input (argparse's
-own code, and InvalidInput); 3 not found (vault, memory, session); 4 conflict (already exists, already closed);
-5 the database is unavailable; 130 interrupted. Errors go to stderr as ``memvault: what happened`` and a
+own code, and InvalidInput); 3 not found (vault, memory, session); 4 conflict (already exists, already closed, a
+port in use); 5 the database is unavailable; 130 interrupted. Errors go to stderr as ``memvault: what happened`` and a
 ``hint:`` line that says what to do. (``memvault hook`` always exits 1 on failure: Claude Code would block the
 prompt on 2.)"""
 
@@ -12,17 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app import commands, keys_commands
-from app.background import commands as background_commands
-from app.bench import commands as bench_commands
-from app.db import commands as db_commands
 from app.errors import Conflict, DatabaseUnavailable, InvalidInput, MemvaultError, NotFound, PayloadTooLarge
-from app.importers import commands as importers_commands
-from app.interfaces import commands as interfaces_commands
-from app.interfaces import people
-from app.portability import commands as portability_commands
-from app.read import commands as read_commands
-from app.safety import commands as safety_commands
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT, EXIT_UNAVAILABLE, EXIT_INTERRUPTED = (
     0, 1, 2, 3, 4, 5, 130)
@@ -37,22 +27,50 @@ def exit_code(exc: MemvaultError) -> int:
 
 
 # Each exposes ``add_commands(subparsers)`` and sets ``func`` (args -> exit code) on its parsers; a new area's
-# commands module is one import here and one entry below (a missing one is an ImportError, never skipped).
-_COMMANDS = (db_commands, commands, keys_commands, read_commands, interfaces_commands, background_commands,
-             people, importers_commands, safety_commands, portability_commands, bench_commands)
+# commands module is one import and one entry in build_parser (a missing one is an ImportError, never skipped).
+# The imports are inside the functions so the agent-facing commands (``mcp``, ``hook``: a process per prompt)
+# import only their own module, not the benchmarks'.
+_AGENT_COMMANDS = ("mcp", "hook")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from app import commands, keys_commands
+    from app.background import commands as background_commands
+    from app.bench import commands as bench_commands
+    from app.db import commands as db_commands
+    from app.importers import commands as importers_commands
+    from app.interfaces import commands as interfaces_commands
+    from app.interfaces import people
+    from app.portability import commands as portability_commands
+    from app.read import commands as read_commands
+    from app.safety import commands as safety_commands
+    from app.write import commands as write_commands
+
+    return _parser(db_commands, commands, keys_commands, read_commands, interfaces_commands, background_commands,
+                   people, write_commands, importers_commands, safety_commands, portability_commands, bench_commands)
+
+
+def agent_parser() -> argparse.ArgumentParser:
+    """``memvault mcp`` and ``memvault hook`` alone."""
+    from app.interfaces import commands as interfaces_commands
+
+    return _parser(interfaces_commands)
+
+
+def _parser(*modules) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memvault", description="Long-term memory for AI agents.", epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in _COMMANDS:
+    for module in modules:
         module.add_commands(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _act_as_cli_user()
+    words = sys.argv[1:] if argv is None else argv
+    agent = bool(words) and words[0] in _AGENT_COMMANDS
+    args = (agent_parser() if agent else build_parser()).parse_args(argv)
+    if not agent:  # mcp and hook act as their API key
+        _act_as_cli_user()
     try:
         return int(args.func(args) or 0)
     except MemvaultError as exc:

@@ -9,10 +9,10 @@ import time
 from app.db.connector import redact
 from app.db.migrate import upgrade
 from app.services import Services, database_url, service_url
-from app.settings import get_settings
+from app.settings import LOG_FORMAT, get_settings
 
+__all__ = ["LOG_FORMAT", "listen", "run_worker", "serve", "serve_processes"]
 log = logging.getLogger("memvault")
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
@@ -94,6 +94,31 @@ async def _check_access(services: Services, host: str, port: int, *, local_key: 
                           hint="create one first: `memvault key create --scope admin --name ops`, or bind 127.0.0.1")
 
 
+def listen(host: str, port: int):
+    """The API's socket, bound before anything else is started, so a port in use is one clear error (exit 4,
+    a conflict) rather than the address printed, then uvicorn's bind error and its exit code 3 ("not found")."""
+    import socket
+
+    from app.errors import Conflict, InvalidInput
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror}",
+                           hint="pass --host with an address of this machine (MEMVAULT_HOST), e.g. 127.0.0.1") from exc
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port at once
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise Conflict(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                       hint="is memvault (or something else) already serving there? stop it, or pass --port N "
+                            "(MEMVAULT_PORT)") from exc
+    return sock
+
+
 async def _prepare(host: str, port: int, *, local_key: bool) -> tuple[str, str, Services]:
     """Migrate as the tables' owner, then open the service's pool (its login role) and check access: the owner's
     URL, the service's, and the open services."""
@@ -125,6 +150,7 @@ def serve_processes(*, host: str | None, port: int | None, workers: int, worker:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     settings = get_settings()
     host, port = host or settings.host, port or settings.port
+    listen(host, port).close()  # uvicorn's supervisor binds it again; this only fails fast when it is taken
 
     async def prepare() -> tuple[str, str]:
         owner, url, services = await _prepare(host, port, local_key=local_key)
@@ -161,7 +187,12 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
     settings = get_settings()
     host = host or settings.host
     port = port or settings.port
-    _, url, services = await _prepare(host, port, local_key=local_key)
+    sock = listen(host, port)
+    try:
+        _, url, services = await _prepare(host, port, local_key=local_key)
+    except BaseException:
+        sock.close()
+        raise
     app = create_app(settings, services=services)
     config = uvicorn.Config(app, host=host, port=port, log_level="info")
     server = uvicorn.Server(config)
@@ -171,12 +202,13 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
         if worker else None
     print(f"memvault: API on http://{config.host}:{config.port} (docs at /docs), database {redact(url)}", flush=True)
     try:
-        await server.serve()
+        await server.serve(sockets=[sock])
     finally:
         if jobs is not None:
             jobs.cancel()
             await asyncio.gather(jobs, return_exceptions=True)
         await services.close()
+        sock.close()
     return 0
 
 

@@ -136,5 +136,7 @@ class Services:
                 await asyncio.sleep(delay)
 
     async def close(self) -> None:
+        if "read" in self.__dict__:  # recall's write-back (access counts) finishes before the pool goes
+            await self.read.drain()
         await self.db.close()
         self.models.close()

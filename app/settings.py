@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # every process's log lines (serve, worker, mcp)
+
 EmbedderName = Literal["use", "e5", "minilm-onnx", "mlx", "openai", "hash"]
 Rail2EmbedderName = Literal["none", "use", "e5", "minilm-onnx", "hash"]
 RerankerName = Literal["none", "http", "mlx", "fitgate"]
@@ -131,6 +133,9 @@ class Settings(BaseSettings):
     model_threads: int = Field(default=2, ge=1, le=64, description="Threads that run model calls (embedding, "
                                "local rerankers and LLMs) off the event loop (app/models/calls.py); one per core "
                                "the models may use: the 2-core reference machine runs 2.")
+    api_url: str | None = Field(default=None, description="The running service `memvault hook` talks to (and "
+                                "app.client's default): http://HOST:PORT; default http://127.0.0.1:<port>. When "
+                                "nothing answers there, a hook does its work in its own process.")
     api_workers: int = Field(default=1, ge=1, le=64, description="API processes of `memvault serve` (--workers): "
                              "past 1, each is a process of its own on the same port and the job worker is another; "
                              "Python runs one core per process (docs/benchmarks.md, the load section).")

@@ -287,6 +287,8 @@ def cli_env(db_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
     return {**env, "MEMVAULT_DATABASE_URL": db_url, "MEMVAULT_EMBEDDER": "use", "MEMVAULT_LLM": "heuristic",
             "MEMVAULT_RERANKER": "none", "MEMVAULT_RAIL2_EMBEDDER": "none",
+            # a hook talks to the service there when one answers: none does (port 9), whatever runs on 8420
+            "MEMVAULT_API_URL": "http://127.0.0.1:9",
             "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
 
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar, Request, Response, Router
+from litestar import Litestar, Request, Response
 from litestar.di import Provide
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.routes import HTTPRoute
 
-from app import __version__
 from app.api.body import read_json_body
 from app.api.browse import EntityController, SessionListController
+from app.api.docs import assets_router, openapi_config
 from app.api.errors import EXCEPTION_HANDLERS
 from app.api.guard import provide_principal, require_key
 from app.api.health import HealthController
@@ -100,7 +98,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         return state["services"]
 
     app = Litestar(
-        route_handlers=list(CONTROLLERS),
+        route_handlers=[*CONTROLLERS, assets_router()],
         dependencies={"services": Provide(provide_services, use_cache=True),
                       "principal": Provide(provide_principal, sync_to_thread=False),
                       "v": Provide(provide_vault)},  # the {vault} of the path, looked up once per request
@@ -110,14 +108,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         exception_handlers=EXCEPTION_HANDLERS,
         # bodies validated strictly: 0 is not false, "5" is not 5 (times: app.api.body.IsoTime)
         plugins=[PydanticPlugin(validate_strict=True)],
-        openapi_config=OpenAPIConfig(
-            title="memvault",
-            version=__version__,
-            description="Long-term memory for AI agents: write, recall, and the background track.",
-            path="/docs",
-            openapi_router=Router("/docs", route_handlers=[], include_in_schema=False, opt={"public": True}),
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
-        ),
+        openapi_config=openapi_config(),  # Swagger UI from the package (app/api/docs.py); the contract: app/api/openapi.py
         request_max_body_size=settings.max_body_bytes,
         debug=False,
     )

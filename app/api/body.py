@@ -13,70 +13,18 @@ naming each field. The value decoded here is the one Litestar hands to the handl
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request
 from litestar.enums import RequestEncodingType
 from litestar.handlers import HTTPRouteHandler
 from litestar.utils.scope.state import ScopeState
-from pydantic import AfterValidator, BeforeValidator
 
 from app import strict_json
+from app.api.fields import NOT_BLANK, IsoTime, Real  # noqa: F401  (routes import them from here too)
 from app.errors import BadRequest, InvalidInput
 
-# A text that is not blank: a character that neither JSON Schema's \s nor Python's str.strip() takes for a space
-# (Python also strips \x1c-\x1f and \x85), so the document's pattern and the server's check agree.
-NOT_BLANK = r"[^\s\x1c-\x1f\x85]"
 SEND_JSON = "send a JSON document (UTF-8, content-type application/json) of the shape /docs shows"
-
-
-def _iso_text(value: Any) -> Any:
-    """A time in a JSON body is ISO 8601 text; a number is not taken as a Unix time (the document says
-    date-time). A datetime passes (the models are also built in Python)."""
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value)
-        except ValueError as exc:
-            raise ValueError(f"not an ISO 8601 time: {value[:40]!r}") from exc
-    return value
-
-
-def _real(value: float) -> float:
-    """A number stored as PostgreSQL ``real``: one nearer to zero than the smallest normal ``real`` would be an
-    underflow error there; it is zero."""
-    return 0.0 if abs(value) < 1.1754944e-38 else value
-
-
-# A request model's number stored in a ``real`` column (a confidence).
-Real = Annotated[float, AfterValidator(_real)]
-
-# A request model's time field. Bodies are validated strictly (create_app's PydanticPlugin(validate_strict)): a
-# boolean is true or false, never 0 or "yes"; a number is never a string; so a time needs this parser of its own.
-IsoTime = Annotated[datetime, BeforeValidator(_iso_text)]
-
-
-def takes_json(handler: HTTPRouteHandler) -> bool:
-    """Whether a route reads a JSON body: a ``data`` parameter not declared as a form."""
-    param = handler.parsed_fn_signature.parameters.get("data")
-    if param is None:
-        return False
-    media_type = getattr(param.kwarg_definition, "media_type", None)
-    return media_type in (None, RequestEncodingType.JSON)
-
-
-def _real(value: float) -> float:
-    """A number stored as PostgreSQL ``real``: one nearer to zero than the smallest normal ``real`` would be an
-    underflow error there; it is zero."""
-    return 0.0 if abs(value) < 1.1754944e-38 else value
-
-
-# A request model's number stored in a ``real`` column (a confidence).
-Real = Annotated[float, AfterValidator(_real)]
-
-# A request model's time field. Bodies are validated strictly (create_app's PydanticPlugin(validate_strict)): a
-# boolean is true or false, never 0 or "yes"; a number is never a string; so a time needs this parser of its own.
-IsoTime = Annotated[datetime, BeforeValidator(_iso_text)]
 
 
 def takes_json(handler: HTTPRouteHandler) -> bool:

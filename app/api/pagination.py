@@ -12,11 +12,11 @@ import base64
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from litestar.params import Parameter
-from pydantic import BaseModel, Field
 
+from app.api.schemas import Page  # noqa: F401  (list routes import it from here too)
 from app.errors import BadRequest
 
 T = TypeVar("T")
@@ -28,11 +28,6 @@ def limit_param(default: int):
 
 
 CURSOR = Parameter(required=False, description="`next_cursor` of the previous page; absent: the first page.")
-
-
-class Page(BaseModel, Generic[T]):
-    items: list[T]
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
 def encode_cursor(kind: str, key: Sequence[Any]) -> str:

@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from uuid import UUID
-
 from litestar import Controller, delete, get, post
 from litestar.params import Parameter
-from pydantic import BaseModel, Field
 
 from app import vaults
 from app.api.errors import ERROR_RESPONSES
-from app.api.pagination import CURSOR, Page, decode_cursor, limit_param, page
+from app.api.pagination import CURSOR, decode_cursor, limit_param, page
+from app.api.schemas import Page, VaultCreate, VaultOut
 from app.auth import Principal
 from app.services import Services
-
-
-class VaultCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=63, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
-                      description="letters, digits, '_', '.', '-'")
-
-
-class VaultOut(BaseModel):
-    id: UUID
-    name: str
-    graph_name: str
-    created_at: datetime
-
 
 PURGE = Parameter(query="purge", default=False, required=False,
                   description="true: erase for good instead of marking deleted (needs an admin key)")

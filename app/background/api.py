@@ -67,8 +67,7 @@ class DreamController(Controller):
     @get("/runs", summary="This vault's dreams, newest first: status, stage, per-stage statistics, report")
     async def runs(self, vault: str, services: Services, v: Vault,
                    limit: int = Parameter(default=20, ge=1, le=200),
-                   before: int | None = Parameter(default=None, ge=1, le=2**63 - 1,
-                                                  description="ids below this one")
+                   before: int | None = Parameter(default=None, ge=1, le=2**63 - 1, description="ids below this one")
                    ) -> list[dict[str, Any]]:
         rows = await services.db.fetchall(Q.dream_runs, (limit, before),
                                           vault_id=v.id)

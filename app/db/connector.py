@@ -197,6 +197,7 @@ class Database:
         import asyncio
 
         self.reachability.loop = asyncio.get_running_loop()
+        await self._reachable()
         try:
             await self.pool.open(wait=True, timeout=30)
         except psycopg.Error as exc:
@@ -204,6 +205,22 @@ class Database:
         except Exception as exc:  # psycopg_pool.PoolTimeout carries the connection error in its text
             raise DatabaseUnavailable(f"could not open a connection pool to {redact(self.url)}: {exc}",
                                       hint="check `memvault db status` or MEMVAULT_DATABASE_URL") from exc
+
+    async def _reachable(self, seconds: int = 2) -> None:
+        """One plain connection before the pool's: a server that is down, unreachable or refuses the login is one
+        clear error within ``seconds``, not 30 s of the pool's retries and their log lines."""
+        import asyncio
+
+        try:
+            conn = await asyncio.wait_for(psycopg.AsyncConnection.connect(self.url, connect_timeout=seconds),
+                                          seconds + 1)
+        except (psycopg.OperationalError, TimeoutError) as exc:
+            why = next((line.strip() for line in str(exc).splitlines() if line.strip()), "") or "timed out"
+            why = why.removeprefix("connection failed: ")
+            raise DatabaseUnavailable(f"database unavailable: {redact(self.url)}: {why}",
+                                      hint="is the server up? `memvault db status`, or check MEMVAULT_DATABASE_URL"
+                                      ) from exc
+        await conn.close()
 
     async def close(self) -> None:
         await self.reachability.close()

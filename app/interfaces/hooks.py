@@ -14,6 +14,10 @@ Code session:
 
 A hook never blocks the agent: it exits 0 with nothing on stdout when there is nothing to add, and a failure is a
 message on stderr with exit code 1 (Claude Code shows it and goes on); only exit code 2 would block a prompt.
+
+A hook is a new process per event: it asks the running service over HTTP (``ServiceVault``, through
+``app.client``; the service at MEMVAULT_API_URL, by default http://127.0.0.1:<port>) and loads no model itself; only
+when nothing answers there does it do the work in its own process (``InProcessVault``: the embedder's load, seconds).
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from app.client import AsyncMemVault
     from app.services import Services
     from app.vaults import Vault
 
@@ -65,15 +70,32 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-async def run_hook(services: Services, vault: Vault, event: str, data: HookInput, *, token_budget: int) -> str | None:
-    """What the hook prints on stdout (None: nothing)."""
-    from app.write.sessions import TurnIn
+class HookVault(Protocol):
+    """What a hook does with its vault: recall as text, record a turn, close a session. ``InProcessVault`` does it
+    with the tracks in this process; ``ServiceVault`` asks the running service over HTTP (no model in the hook's
+    process)."""
 
-    sessions = services.sessions
+    name: str
+
+    async def recall_text(self, query: str, token_budget: int) -> str: ...
+
+    async def record(self, session_id: str, role: str, content: str, said_at: datetime) -> None: ...
+
+    async def close(self, session_id: str) -> None:
+        """Close the session's open segment, if it has one (the worker's idle close may have done it)."""
+
+
+async def run_hook(services: Services, vault: Vault, event: str, data: HookInput, *, token_budget: int) -> str | None:
+    """What the hook prints on stdout (None: nothing), with the tracks of this process."""
+    return await handle(InProcessVault(services, vault), event, data, token_budget=token_budget)
+
+
+async def handle(vault: HookVault, event: str, data: HookInput, *, token_budget: int) -> str | None:
+    """What the hook prints on stdout (None: nothing)."""
     now = datetime.now(UTC)
     if event == "session-start":
         project = Path(data.cwd).name if data.cwd else "this project"
-        context = await _recall_context(services, vault, START_QUERY.format(project=project or "this project"),
+        context = await _recall_context(vault, START_QUERY.format(project=project or "this project"),
                                         token_budget, header=START_HEADER)
         if context is None:
             return None
@@ -82,8 +104,8 @@ async def run_hook(services: Services, vault: Vault, event: str, data: HookInput
     if event == "user-prompt-submit":
         if data.prompt is None:
             return None
-        context = await _recall_context(services, vault, data.prompt, token_budget)
-        await sessions.append_turns(vault, data.session_id, [TurnIn("user", data.prompt, now)])
+        context = await _recall_context(vault, data.prompt, token_budget)
+        await vault.record(data.session_id, "user", data.prompt, now)
         if context is None:
             return None
         return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
@@ -92,22 +114,78 @@ async def run_hook(services: Services, vault: Vault, event: str, data: HookInput
         answer = data.last_assistant_message or (last_answer(Path(data.transcript_path))
                                                   if data.transcript_path else None)
         if answer:
-            await sessions.append_turns(vault, data.session_id, [TurnIn("assistant", answer, now)])
+            await vault.record(data.session_id, "assistant", answer, now)
         return None
     if event == "session-end":
-        await sessions.close_pending(vault, data.session_id)  # the worker's idle close may have done it already
+        await vault.close(data.session_id)
         return None
     raise InvalidInput(f"unknown hook event {event!r}", hint="one of " + ", ".join(EVENTS))
 
 
-async def _recall_context(services: Services, vault: Vault, prompt: str, token_budget: int, *,
+async def _recall_context(vault: HookVault, prompt: str, token_budget: int, *,
                           header: str = CONTEXT_HEADER) -> str | None:
-    from app.read.config import RecallOptions
-    from app.read.recall import recall
-
-    result = await recall(services, vault, prompt, RecallOptions(format="text", token_budget=token_budget))
-    text = result.render()["text"]
+    text = await vault.recall_text(prompt, token_budget)
     return f"{header.format(vault=vault.name)}\n{text}" if text else None
+
+
+class InProcessVault:
+    def __init__(self, services: Services, vault: Vault) -> None:
+        self.services = services
+        self.vault = vault
+        self.name = vault.name
+
+    async def recall_text(self, query: str, token_budget: int) -> str:
+        from app.read.config import RecallOptions
+        from app.read.recall import recall
+
+        result = await recall(self.services, self.vault, query, RecallOptions(format="text",
+                                                                              token_budget=token_budget))
+        return result.render()["text"]
+
+    async def record(self, session_id: str, role: str, content: str, said_at: datetime) -> None:
+        from app.write.sessions import TurnIn
+
+        await self.services.sessions.append_turns(self.vault, session_id, [TurnIn(role, content, said_at)])
+
+    async def close(self, session_id: str) -> None:
+        await self.services.sessions.close_pending(self.vault, session_id)
+
+
+class ServiceVault:
+    """The vault through the running service's API (``app.client``); created there on first use when missing,
+    as the in-process hook creates it (which takes a key for every vault)."""
+
+    def __init__(self, client: AsyncMemVault, name: str) -> None:
+        self.client = client
+        self.name = name
+
+    async def _created(self, call):
+        from app.errors import NotFound
+
+        try:
+            return await call()
+        except NotFound as exc:
+            if "unknown vault" not in exc.message:
+                raise
+            await self.client.create_vault(self.name)
+            return await call()
+
+    async def recall_text(self, query: str, token_budget: int) -> str:
+        out = await self._created(lambda: self.client.recall(self.name, query, format="text",
+                                                             token_budget=token_budget))
+        return out.text or ""
+
+    async def record(self, session_id: str, role: str, content: str, said_at: datetime) -> None:
+        turn = {"role": role, "content": content, "said_at": said_at}
+        await self._created(lambda: self.client.append_turns(self.name, session_id, [turn]))
+
+    async def close(self, session_id: str) -> None:
+        from app.errors import Conflict, NotFound
+
+        try:
+            await self.client.close_session(self.name, session_id)
+        except (Conflict, NotFound):  # already closed (the worker's idle close), or nothing was recorded
+            pass
 
 
 def last_answer(transcript: Path) -> str | None:

@@ -14,7 +14,7 @@ from app.write.schemas import Category, SourceKind
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("remember", help="store a memory in a vault through the write track ('-': read stdin)")
-    p.add_argument("vault", help="vault name (created if it does not exist)")
+    p.add_argument("vault", help="vault name (`memvault vault create NAME` makes one)")
     p.add_argument("text", help="the memory's text; '-' reads it from standard input")
     p.add_argument("--category", choices=get_args(Category), default=None)
     p.add_argument("--source-kind", choices=get_args(SourceKind), default="user")
@@ -54,19 +54,13 @@ def _remember(args: argparse.Namespace) -> int:
         raise InvalidInput(field_problems(exc), hint="see memvault remember --help") from exc
 
     async def run() -> int:
-        from app.services import Services
-        from app.vaults import get_or_create_vault
+        from app.write.commands import vault_services
         from app.write.items import WriteItem
-        from app.write.pipeline import WriteTrack
 
-        services = await Services.start()
-        try:
-            vault = await get_or_create_vault(services.db, args.vault)
-            [r] = await WriteTrack(services).remember(vault, [WriteItem(
+        async with vault_services(args.vault) as (services, vault):  # never created here: a typo is exit 3
+            [r] = await services.write.remember(vault, [WriteItem(
                 content=memory.content, said_at=memory.said_at or datetime.now(UTC), source_kind=memory.source_kind,
                 category=memory.category, confidence=memory.confidence, session_id=memory.session_id)])
-        finally:
-            await services.close()
         out = r.as_dict()
         if args.json:
             print(json.dumps(out, ensure_ascii=False, default=str))

@@ -2,38 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from litestar import Controller, get, post
-from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.body import IsoTime
 from app.read.config import RecallOptions
-from app.read.recall import MAX_QUERY_CHARS, recall
+from app.read.recall import recall
+from app.read.schemas import RecallIn, RecallOut
 from app.services import Services
 from app.vaults import Vault
-
-
-class RecallIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall.")
-    format: Literal["text", "json", "cards"] = "cards"
-    token_budget: int | None = Field(default=None, ge=1, le=200_000, description="cl100k tokens; default 2000.")
-    k: int | None = Field(default=None, ge=1, le=200, description="At most this many cards; default 10.")
-    as_of: IsoTime | None = Field(default=None, description="Valid time: what was true then (default now).")
-    known_at: IsoTime | None = Field(default=None, description="Transaction time: what the vault believed then.")
-    thinking: Literal["fast", "slow"] | None = Field(default=None, description="Override the intent's choice.")
-    session_id: str | None = Field(default=None, max_length=200)
-    funnel: bool | None = Field(default=None, description="Switch seed 003's selection funnel on or off.")
-
-
-class RecallOut(BaseModel):
-    cards: list[dict[str, Any]]
-    cascade_cards: list[dict[str, Any]]
-    meta: dict[str, Any]
-    text: str | None = None
 
 
 class RecallController(Controller):

@@ -31,8 +31,7 @@ def _recall(args: argparse.Namespace) -> int:
     from app.errors import InvalidInput
     from app.read.config import RecallOptions
     from app.read.recall import recall
-    from app.services import Services
-    from app.vaults import get_vault
+    from app.write.commands import vault_services
 
     def when(s: str | None, name: str):
         try:
@@ -42,15 +41,11 @@ def _recall(args: argparse.Namespace) -> int:
                                ) from exc
 
     async def main() -> int:
-        services = await Services.start()
-        try:
-            vault = await get_vault(services.db, args.vault)
+        async with vault_services(args.vault) as (services, vault):  # closed after recall's write-back
             result = await recall(services, vault, args.query, RecallOptions(
                 format="cards" if args.format == "view" else args.format, token_budget=args.token_budget,
                 k=args.k, as_of=when(args.as_of, "--as-of"), known_at=when(args.known_at, "--known-at"),
                 thinking=args.thinking, funnel=args.funnel))
-        finally:
-            await services.close()
         out = result.render()
         if args.format == "view":
             show_cards(out["cards"], out["cascade_cards"], args.query)

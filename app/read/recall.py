@@ -31,6 +31,7 @@ from app.read.formatter import Card, OutputFormatter, render
 from app.read.pipeline import Pipeline
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
+from app.read.schemas import MAX_QUERY_CHARS
 from app.read.search import Candidate
 from app.read.spread import asks_many
 from app.read.stats import COUNTERS
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Prefetched", "ReadTrack", "RecallResult", "Shortcut", "StageClock", "recall"]
 
-MAX_QUERY_CHARS = 4000
 log = logging.getLogger(__name__)
 
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
-from app.api.body import NOT_BLANK, IsoTime, Real
+from app.api.fields import NOT_BLANK, IsoTime, Real
 
 Category = Literal["Decision", "OpenQuestion", "Constraint", "Fact", "Idea", "ActionItem", "Topic", "Provisional",
                    "Preference"]

@@ -225,7 +225,7 @@ async def test_mcp_over_http_checks_each_requests_key(services, vault, admin_key
         for headers, says in (({}, "API key is required"), ({"Authorization": f"Bearer {wrong}"}, "not valid")):
             r = await http.post("/mcp", json=initialize, headers={**headers, "Accept": "application/json, "
                                                                                         "text/event-stream"})
-            assert r.status_code == 401 and says in r.json()["detail"] and "www-authenticate" in r.headers
+            assert r.status_code == 401 and says in r.json()["error"]["data"]["detail"] and "www-authenticate" in r.headers
     # past the door, each call still acts as its key (a read key cannot remember)
     read, _ = await create_key(services.db, scope="read", vault=vault.name)
     tools = MemvaultTools(services, vault.name, await authenticate(services.db, read))

@@ -103,9 +103,10 @@ async def test_http_transport_append_turns_and_recall(services, vault, admin_key
             {"role": "user", "content": "I am training for the Taipei marathon in December."},
             {"role": "assistant", "content": "Great goal! Build your long runs up gradually."}]})
         assert _text(answer).splitlines()[0] == "2 turns recorded in session 'chat-7'"
-        found = await session.call_tool("recall", {"query": "Which race am I training for?", "format": "json"})
-        cards = json.loads(_text(found))
-        assert "marathon" in cards["cards"][0]["text"] and cards["meta"]["intent"]
+        found = await session.call_tool("recall", {"query": "Which race am I training for?"})
+        best = found.structured_content["memories"][0]
+        assert "marathon" in best["text"] and found.structured_content["intent"]
+        assert f"[memory {best['id']}]" in _text(found).splitlines()[0]
         past = await session.call_tool("recall", {"query": "Which race?", "known_at": "2000-01-01T00:00:00Z"})
         assert _text(past) == "(no memories found)"  # bitemporal: the vault knew nothing then
 

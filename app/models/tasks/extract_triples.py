@@ -177,6 +177,25 @@ _ZH_LEAD = re.compile(
 )
 
 
+# A period inside a name is not the end of one: a title before a name ("Dr. Lin", "St. Louis", "Mt. Fuji") or an
+# initial ("J. R. R. Tolkien", "U.S."). Such periods are masked with a letter-like character while the sentence
+# is matched (so objects, which stop at a period, and subjects, made of word characters, take the whole name),
+# and restored in what is extracted: "Dr. Lin" is one entity, not "Dr".
+_NAME_DOT = "\ua78f"  # LATIN LETTER SINOLOGICAL DOT: a word character (\w) no English text uses
+_TITLES = ("Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt|Ft|Jr|Sr|Sen|Rep|Gov|Gen|Col|Capt|Lt|Sgt|Rev|Fr|Hon|Pres|Dept|Univ")
+# a title or an initial before a capitalized word that is not a sentence's opening ("Plan B. Then we..." ends)
+_NAME_PERIOD = re.compile(rf"\b(?:{_TITLES}|[A-Z])\.(?=\s*(?:[A-Z]\.|(?!(?:{_NOT_SUBJECT}|I|We|He|She|They|My|Our|"
+                          rf"His|Her|Their|In|On|At|For|After|Before)\b)[A-Z]))")
+
+
+def _mask_name_periods(text: str) -> str:
+    return _NAME_PERIOD.sub(lambda m: m.group(0)[:-1] + _NAME_DOT, text)
+
+
+def _unmask(text: str) -> str:
+    return text.replace(_NAME_DOT, ".")
+
+
 def _clean_obj(obj: str, max_words: int = 6) -> str:
     obj = _OBJ_STOP.sub("", obj.strip()).strip(" '\"")
     words = obj.split()
@@ -202,7 +221,7 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
     seen: set[tuple[str, str, str, bool]] = set()
 
     def add(s: str, p: str, o: str, conf: float, neg: bool = False) -> None:
-        o = o.strip(" 了的。")
+        s, o = _unmask(s), _unmask(o.strip(" 了的。"))
         if not s or not o or len(o) > 80:
             return
         key = (s.lower(), p, o.lower(), neg)
@@ -210,7 +229,7 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
             seen.add(key)
             triples.append(Triple(subject=s, predicate=p, object=o, confidence=conf, negated=neg))
 
-    for sentence in split_sentences(payload.text):
+    for sentence in split_sentences(_mask_name_periods(payload.text)):
         text = sentence.replace("’", "'")
         text = re.sub(r"\b(I|[Ww]e|[Tt]hey|[Yy]ou)'m\b", r"\1 am", text)
         taken: list[tuple[int, int]] = []
