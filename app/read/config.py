@@ -72,6 +72,12 @@ class SearchConfig:
     sparse_single_budget: float = 1000.0
     sparse_row_budget: float = 4000.0
     sparse_max_freq: float = 0.1
+    # BM25 scoring of the sparse rail's matches (memvault._sparse_rail_v2: term-frequency saturation sparse_k1,
+    # length normalization sparse_b against the vault's mean block length, BM25's idf) instead of the sum of the
+    # matched terms' idf (_sparse_rail_v1). Same terms, same candidate scan. Measured in read-track-log.md round 10.
+    sparse_bm25: bool = False
+    sparse_k1: float = 1.2
+    sparse_b: float = 0.75
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)
