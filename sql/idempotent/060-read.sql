@@ -149,8 +149,9 @@ BEGIN
 END
 $$;
 
--- The sparse rail's plan for BM25 scoring (_sparse_rail_v2): the terms, first and fill passes of sparse_plan_v1,
--- and for each term its lexeme and BM25's idf, ln(1 + (N - n + 0.5) / (n + 0.5)) (N blocks, n holding it; from
+-- The sparse rail's plan for BM25 scoring (_sparse_rail_v2): the terms, first and fill passes of sparse_plan_v1
+-- over the query's lexemes less its Chinese stop words (zh_stop_v1; English ones never become lexemes), and for
+-- each term its lexeme and BM25's idf, ln(1 + (N - n + 0.5) / (n + 0.5)) (N blocks, n holding it; from
 -- lexeme_stats_v1's freq = n / N); avg_len, the vault's mean block length in distinct lexemes (postings /
 -- blocks of lexeme_stats_state; NULL before the vault is counted: no length normalization then).
 CREATE OR REPLACE FUNCTION memvault.sparse_plan_v2(p_query text, p_max_terms integer DEFAULT 8,
@@ -167,7 +168,9 @@ BEGIN
     RETURN QUERY
     WITH s AS (
         SELECT st.lexeme, st.freq, st.est_rows, row_number() OVER (ORDER BY st.freq, st.lexeme) AS rarity
-        FROM memvault.lexeme_stats_v1(tsvector_to_array(memvault.sparse_document_v1(p_query))) AS st
+        FROM memvault.lexeme_stats_v1(ARRAY(
+                 SELECT l FROM unnest(tsvector_to_array(memvault.sparse_document_v1(p_query))) AS l
+                 WHERE NOT memvault.zh_stop_v1(l))) AS st
     ), t AS (
         SELECT s.lexeme, s.freq, s.est_rows, quote_literal(s.lexeme) AS lit,
                row_number() OVER w AS rn, sum(s.est_rows) OVER w AS cum_rows

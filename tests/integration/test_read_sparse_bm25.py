@@ -77,3 +77,22 @@ async def test_bm25_and_idf_sum_match_the_same_blocks(services, vault) -> None:
     # Two query terms outrank one, as in the idf-sum rail.
     both = await _sparse(services, vault, "coffee garden", sparse_bm25=True)
     assert both[0] == ids[-4]
+
+
+async def test_chinese_stop_words_leave_the_query_and_content_bigrams_stay(services, vault) -> None:
+    ids = await put_blocks(services, vault, [*FILLER, "我的猫叫小白，它很喜欢睡觉", "我的名字是安娜，我们什么都聊",
+                                             "你们的狗叫什么？"])
+    await _refresh(services, vault)
+    stop = await services.db.fetchall("SELECT l, memvault.zh_stop_v1(l) AS stop FROM unnest(%s::text[]) AS l",
+                                      (["我的", "的猫", "什么", "我", "好吗", "猫叫", "名字", "小白", "coffe"],),
+                                      vault_id=vault.id)
+    assert {r["l"]: r["stop"] for r in stop} == {"我的": True, "的猫": True, "什么": True, "我": True, "好吗": True,
+                                                 "猫叫": False, "名字": False, "小白": False, "coffe": False}
+    plan = await services.db.fetchone("SELECT lexemes FROM memvault.sparse_plan_v2('我的猫叫什么名字？')",
+                                      vault_id=vault.id)
+    assert set(plan["lexemes"]) <= {"猫叫", "叫什", "么名", "名字"} and {"猫叫", "名字"} <= set(plan["lexemes"])
+    # Each of the three holds one content bigram of the question (猫叫; 名字; 叫什), and the stop bigrams they share
+    # with it (我的, 什么) are no terms; the rail reads them all.
+    hits = await _sparse(services, vault, "我的猫叫什么名字？", sparse_bm25=True)
+    assert set(hits) == set(ids[-3:])
+    assert await services.db.fetchall("SELECT * FROM memvault.sparse_plan_v2('我们的什么')", vault_id=vault.id) == []
