@@ -13,6 +13,8 @@ same vault, as of the same instant, and reports them side by side (``format_rail
   previous turn as context), exact in a vault of this size;
 - ``<encoder>``: exact cosine of each reference encoder (``use``, ``e5``, ``minilm-onnx``: whichever is installed
   and asked for) over the blocks' content alone, with the encoder's own query and passage encodings;
+- ``dense-focus``: the dense rail queried with the question's focus (its subject's words, app/read/focus.py), and
+  ``pool+focus`` the fused pool with what that second dense query adds (a candidate-pool mechanism, issue 34);
 - ``fusion`` / ``fusion-bm25``: the product's two rails fused as the read track fuses them (RRF, its weights),
   each rail reading ``RAIL_N``, the sparse one scored either way; its list is the whole candidate pool (up to 2 x ``RAIL_N``), so ``recall@pool`` is the share of the
   evidence that any stage after fast search could still rank;
@@ -182,11 +184,12 @@ class ProductRail:
     track configures it (``ReadConfig.search``, the question's focus on the sparse rail), each rail reading
     ``RAIL_N``. ``bm25``: the sparse rail with BM25 scoring (``_sparse_rail_v2``), whatever the default is."""
 
-    def __init__(self, services: Services, rails: str, *, bm25: bool | None = None) -> None:
+    def __init__(self, services: Services, rails: str, *, bm25: bool | None = None, focused: bool = False) -> None:
         from app.read.config import ReadConfig
 
         self.services = services
         self.rails = rails  # "dense", "sparse" or "both"
+        self.focused = focused  # the dense rail on the question's focus (its subject's words) instead of the question
         search = ReadConfig().search
         if bm25 is not None:
             search = replace(search, sparse_bm25=bm25)
@@ -202,10 +205,23 @@ class ProductRail:
 
         qvec = None
         if self.rails != "sparse":
-            qvec = await asyncio.to_thread(self.services.embedder.embed_query, query)
+            text = (focus(query) or query) if self.focused else query
+            qvec = await asyncio.to_thread(self.services.embedder.embed_query, text)
         params = {"qvec": qvec, "query": focus(query) or query, "as_of": as_of, "cfg": self.cfg}
         rows = await self.services.db.fetchall(_RAIL_SQL, params, vault_id=vault.id)
         return [int(r["id"]) for r in rows]
+
+
+class PoolUnion:
+    """A candidate pool widened by a second query: the first retriever's list, then what the second adds."""
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.first, self.second = first, second
+
+    async def __call__(self, vault: Vault, query: str, *, as_of: datetime | None, n: int) -> list[int]:
+        a = await self.first(vault, query, as_of=as_of, n=n)
+        b = await self.second(vault, query, as_of=as_of, n=n)
+        return list(dict.fromkeys([*a, *b]))
 
 
 def rail_retrievers(services: Services, encoders: Sequence[str], *, writeback: bool = True) -> dict[str, Any]:
@@ -226,8 +242,10 @@ def rail_retrievers(services: Services, encoders: Sequence[str], *, writeback: b
     }
     for kind in encoders:
         out[kind] = DenseReference(blocks, kind)
+    out["dense-focus"] = ProductRail(services, "dense", focused=True)
     out["fusion"] = ProductRail(services, "both", bm25=False)
     out["fusion-bm25"] = ProductRail(services, "both", bm25=True)
+    out["pool+focus"] = PoolUnion(out["fusion"], out["dense-focus"])
     base = ReadConfig()
     for name, flag in (("full", False), ("full-bm25", True)):
         cfg = replace(base, search=replace(base.search, sparse_bm25=flag))

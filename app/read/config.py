@@ -78,6 +78,10 @@ class SearchConfig:
     sparse_bm25: bool = False
     sparse_k1: float = 1.2
     sparse_b: float = 0.75
+    # A second dense query from the question's focus (its subject's words, app/read/focus.py), fused as a rail of
+    # its own at this weight; 0: off (no second embedding). On LoCoMo dev it widens the fused candidate pool
+    # (0.928 -> 0.937 of the evidence); whether recall@10 gains is in read-track-log.md round 10.
+    focus_dense_w: float = 0.0
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)

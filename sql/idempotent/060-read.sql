@@ -282,6 +282,48 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v2(uuid, text[], double precisio
                                                   text[], integer, double precision, double precision,
                                                   double precision) TO memvault_app;
 
+-- A second dense query's rail (fast_search_v1's focus_dense_w): the vault's blocks nearest p_qvec, exactly or through
+-- the vault's HNSW index, with the dense rail's filters. The dense rail itself stays inline in fast_search_v1.
+CREATE OR REPLACE FUNCTION memvault._dense_rail_v1(p_vault uuid, p_qvec vector, p_n integer, p_exact boolean,
+                                                   p_past boolean, p_as_of timestamptz, p_noise text[])
+    RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_ids bigint[];
+BEGIN
+    IF p_exact THEN
+        SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_ids FROM (
+            SELECT b.id, (b.embedding <=> p_qvec) + 0 AS dist
+            FROM memvault.block b
+            WHERE b.vault_id = p_vault AND b.embedding IS NOT NULL
+              AND (p_past OR (b.retracted_at IS NULL AND b.valid_at <= p_as_of
+                              AND (b.invalid_at IS NULL OR b.invalid_at > p_as_of)))
+              AND NOT (b.quarantine_tags && p_noise)
+            ORDER BY (b.embedding <=> p_qvec) + 0
+            LIMIT p_n
+        ) x;
+    ELSE
+        EXECUTE format($q$
+            SELECT array_agg(x.id ORDER BY x.r) FROM (
+                SELECT b.id, row_number() OVER () AS r
+                FROM (
+                    SELECT b.id FROM memvault.block b
+                    WHERE b.vault_id = %L::uuid
+                      AND ($3 OR (b.retracted_at IS NULL AND b.valid_at <= $4
+                                  AND (b.invalid_at IS NULL OR b.invalid_at > $4)))
+                      AND NOT (b.quarantine_tags && $5)
+                    ORDER BY b.embedding <=> $1
+                    LIMIT $2
+                ) b
+            ) x $q$, p_vault)
+        INTO v_ids USING p_qvec, p_n, p_past, p_as_of, p_noise;
+    END IF;
+    RETURN v_ids;
+END
+$$;
+
 -- Fast search, one function: dense top-N and sparse top-N for the vault in scope, fused by RRF
 -- (score = sum over rails of w / (k + rank)); rrf_norm divides by the best possible score, so 1.0 is rank 1
 -- on both rails. Filters: valid at p_as_of (default now), not retracted, not quarantined as noise. With
@@ -292,7 +334,8 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v2(uuid, text[], double precisio
 -- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), sparse_bm25 false (true: BM25 scoring,
 -- sparse_k1 1.2, sparse_b 0.75: sparse_plan_v2, _sparse_rail_v2), noise_tags (text[]); the second dense rail
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
--- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1).
+-- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1);
+-- a second dense query's rail when qvec_focus (a vector of the main model, as text) is given, at weight focus_dense_w 0.
 CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     p_qvec     vector,
     p_query    text,
@@ -323,6 +366,9 @@ DECLARE
     v_dense    bigint[];
     v_sparse   bigint[];
     v_rail2    bigint[];
+    v_qfocus   vector := (p_cfg ->> 'qvec_focus')::vector;
+    v_fw       double precision := coalesce((p_cfg ->> 'focus_dense_w')::double precision, 0);
+    v_focus    bigint[];
     v_small    boolean;
     v_terms    tsquery[];
     v_idf      double precision[];
@@ -438,16 +484,24 @@ BEGIN
         ) x;
     END IF;
 
+    -- A second dense query (opt-in, focus_dense_w > 0): the question's focus, its subject's words without the request's
+    -- framing (app/read/focus.py), as the vector qvec_focus; its nearest blocks are a rail of their own.
+    IF v_qfocus IS NOT NULL AND v_fw > 0 AND v_dense_n > 0 THEN
+        v_focus := memvault._dense_rail_v1(v_vault, v_qfocus, v_dense_n, v_exact, v_past, v_as_of, v_noise);
+    END IF;
+
     RETURN QUERY
     WITH d AS (SELECT u.id, u.r::integer AS r FROM unnest(v_dense) WITH ORDINALITY AS u(id, r)),
          s AS (SELECT u.id, u.r::integer AS r FROM unnest(v_sparse) WITH ORDINALITY AS u(id, r)),
          r2 AS (SELECT u.id, u.r::integer AS r FROM unnest(v_rail2) WITH ORDINALITY AS u(id, r)),
+         fo AS (SELECT u.id, u.r::integer AS r FROM unnest(v_focus) WITH ORDINALITY AS u(id, r)),
          f AS (
-             SELECT coalesce(d.id, s.id, r2.id) AS id,
+             SELECT coalesce(d.id, s.id, r2.id, fo.id) AS id,
                     coalesce(v_dw / (v_k + d.r), 0) + coalesce(v_sw / (v_k + s.r), 0)
-                        + coalesce(v_rw / (v_k + r2.r), 0) AS rrf,
+                        + coalesce(v_rw / (v_k + r2.r), 0) + coalesce(v_fw / (v_k + fo.r), 0) AS rrf,
                     d.r AS dr, s.r AS sr
              FROM d FULL JOIN s ON s.id = d.id FULL JOIN r2 ON r2.id = coalesce(d.id, s.id)
+             FULL JOIN fo ON fo.id = coalesce(d.id, s.id, r2.id)
          )
     SELECT f.id, f.rrf, f.rrf / ((v_dw + v_sw) / (v_k + 1)), f.dr, f.sr
     FROM f
