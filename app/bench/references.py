@@ -16,8 +16,9 @@ same vault, as of the same instant, and reports them side by side (``format_rail
 - ``dense-focus``: the dense rail queried with the question's focus (its subject's words, app/read/focus.py), and
   ``pool+focus`` the fused pool with what that second dense query adds (a candidate-pool mechanism, issue 34);
 - ``fusion`` / ``fusion-bm25``: the product's two rails fused as the read track fuses them (RRF, its weights),
-  each rail reading ``RAIL_N``, the sparse one scored either way; its list is the whole candidate pool (up to 2 x ``RAIL_N``), so ``recall@pool`` is the share of the
-  evidence that any stage after fast search could still rank;
+  each rail reading ``RAIL_N``, the sparse one scored either way; its list is the whole candidate pool (up to
+  2 x ``RAIL_N``), so its recall at the list's end is the share of the evidence any stage after fast search could
+  still rank;
 - ``full`` / ``full-bm25``: the read track's ``recall``, with either sparse scoring (``SearchConfig.sparse_bm25``;
   the two are the candidate settings the handlers cross-validate, ``bm25_cv``).
 
@@ -184,13 +185,14 @@ class ProductRail:
     track configures it (``ReadConfig.search``, the question's focus on the sparse rail), each rail reading
     ``RAIL_N``. ``bm25``: the sparse rail with BM25 scoring (``_sparse_rail_v2``), whatever the default is."""
 
-    def __init__(self, services: Services, rails: str, *, bm25: bool | None = None, focused: bool = False) -> None:
+    def __init__(self, services: Services, rails: str, *, bm25: bool | None = None, focused: bool = False,
+                 search: Any = None) -> None:
         from app.read.config import ReadConfig
 
         self.services = services
         self.rails = rails  # "dense", "sparse" or "both"
         self.focused = focused  # the dense rail on the question's focus (its subject's words) instead of the question
-        search = ReadConfig().search
+        search = search or ReadConfig().search  # a SearchConfig other than the default's
         if bm25 is not None:
             search = replace(search, sparse_bm25=bm25)
         cfg = {**search.params(None), "dense_n": RAIL_N, "sparse_n": RAIL_N}

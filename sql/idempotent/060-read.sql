@@ -335,7 +335,8 @@ $$;
 -- sparse_k1 1.2, sparse_b 0.75: sparse_plan_v2, _sparse_rail_v2), noise_tags (text[]); the second dense rail
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
 -- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1);
--- a second dense query's rail when qvec_focus (a vector of the main model, as text) is given, at weight focus_dense_w 0.
+-- a second dense query's rail when qvec_focus (a vector of the main model, as text) is given, at weight
+-- focus_dense_w 0.
 CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     p_qvec     vector,
     p_query    text,
