@@ -50,7 +50,8 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pipeline", choices=(*PIPELINES, "rails"), default="full",
                    help="read path to measure (default full); rails: the product's sparse and dense rails, their "
                         "fusion and the full track side by side with BM25 and exact search of each reference "
-                        "encoder, @10 / @25 / @100 and the fused pool (app/bench/references.py)")
+                        "encoder, @10 / @25 / @100 and the fused pool, 100 memories asked whatever --depth says "
+                        "(app/bench/references.py)")
     p.add_argument("--ref-encoders", default=",".join(REF_ENCODERS),
                    help=f"with --pipeline rails: the reference encoders (default {','.join(REF_ENCODERS)}; "
                         "those not installed are skipped)")
@@ -99,6 +100,9 @@ def handler(args: argparse.Namespace) -> int:
             raise SystemExit(f"bench locomo: {exc}") from exc
 
     if args.pipeline == "rails":
+        if grid:
+            raise SystemExit("bench locomo: --pipeline rails takes no --tune (it compares the full track with "
+                             "and without BM25 scoring itself)")
         return _rails_handler(args, conversations)
 
     async def core(services: Services) -> dict:
@@ -134,7 +138,10 @@ def _rails_handler(args: argparse.Namespace, conversations: list[LocomoConversat
     from app.bench.references import available_encoders, bm25_cv, format_rails, rail_retrievers
     from app.bench.runtime import conditions_note, run_bench, write_json
 
-    encoders, skipped = available_encoders([e for e in args.ref_encoders.split(",") if e])
+    try:
+        encoders, skipped = available_encoders([e for e in args.ref_encoders.split(",") if e])
+    except ValueError as exc:
+        raise SystemExit(f"bench locomo: --ref-encoders: {exc}") from exc
 
     async def core(services: Services) -> dict:
         retrievers = rail_retrievers(services, encoders, writeback=not args.keep)

@@ -139,7 +139,10 @@ def _rails_handler(args: argparse.Namespace, questions: list[LmeQuestion]) -> in
     from app.bench.references import available_encoders, bm25_cv, format_rails, rail_retrievers
     from app.bench.runtime import conditions_note, run_bench, write_json
 
-    encoders, skipped = available_encoders([e for e in args.ref_encoders.split(",") if e])
+    try:
+        encoders, skipped = available_encoders([e for e in args.ref_encoders.split(",") if e])
+    except ValueError as exc:
+        raise SystemExit(f"bench longmemeval: --ref-encoders: {exc}") from exc
 
     async def core(services: Services) -> dict:
         return await run_longmemeval_pipelines(services, questions, retrievers=rail_retrievers(services, encoders),

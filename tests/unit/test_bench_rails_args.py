@@ -27,6 +27,19 @@ def test_longmemeval_rails_takes_no_shared_vault_and_no_tune(tmp_path: Path) -> 
             args.func(args)
 
 
+def test_locomo_rails_takes_no_tune_and_no_unknown_encoder(tmp_path: Path) -> None:
+    from app.bench import locomo
+
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([]))
+    args = _parse(locomo.add_parser, ["locomo", str(path), "--pipeline", "rails", "--tune", "search.sparse_b=0.75,0.5"])
+    with pytest.raises(SystemExit, match="--pipeline rails takes no --tune"):
+        args.func(args)
+    args = _parse(locomo.add_parser, ["locomo", str(path), "--pipeline", "rails", "--ref-encoders", "use,bert"])
+    with pytest.raises(SystemExit, match="--ref-encoders: unknown reference encoder 'bert'"):
+        args.func(args)
+
+
 def test_rails_is_a_pipeline_and_the_encoders_default_to_the_fast_ones() -> None:
     args = _parse(longmemeval.add_parser, ["longmemeval", "x.json", "--pipeline", "rails"])
     assert args.pipeline == "rails" and args.ref_encoders == "use,minilm-onnx"
