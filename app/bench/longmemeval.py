@@ -53,9 +53,10 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="read path to measure (default full); rails: the product's sparse and dense rails, their "
                         "fusion and the full track side by side with BM25 and exact search of each reference "
                         "encoder (app/bench/references.py)")
-    p.add_argument("--ref-encoders", default="use,minilm-onnx",
-                   help="with --pipeline rails: the reference encoders (default use,minilm-onnx; e5 embeds ~2-10 "
-                        "chunks/s here, hours for the dev file's 45,000; those not installed are skipped)")
+    p.add_argument("--ref-encoders", default="use",
+                   help="with --pipeline rails: the reference encoders (default use; minilm-onnx and e5 embed "
+                        "each haystack's long chunks in minutes here, hours for the dev file; those not installed "
+                        "are skipped)")
     p.add_argument("--as-of", choices=AS_OF, default="after-history",
                    help="recall as of the later of the question's date-time and its last session (default: "
                         "the benchmark asks after the whole history, but 5 of the 60 dev haystacks hold "

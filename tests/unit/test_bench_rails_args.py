@@ -42,7 +42,7 @@ def test_locomo_rails_takes_no_tune_and_no_unknown_encoder(tmp_path: Path) -> No
 
 def test_rails_is_a_pipeline_and_the_encoders_default_to_the_fast_ones() -> None:
     args = _parse(longmemeval.add_parser, ["longmemeval", "x.json", "--pipeline", "rails"])
-    assert args.pipeline == "rails" and args.ref_encoders == "use,minilm-onnx"
+    assert args.pipeline == "rails" and args.ref_encoders == "use"
     from app.bench import locomo
 
     args = _parse(locomo.add_parser, ["locomo", "x.json", "--pipeline", "rails"])
