@@ -37,6 +37,9 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vault", help="use (or create) this vault instead of a scratch one")
     p.add_argument("--keep", action="store_true", help="keep the vault afterwards (with --vault)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
+    p.add_argument("--read", metavar="LEVER=V",
+                   help="one read setting other than the default (e.g. search.sparse_bm25=true; the --tune syntax "
+                        "of bench locomo with one value): recall runs with it")
     p.set_defaults(func=handler)
 
 
@@ -145,7 +148,7 @@ async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, floa
 
 
 async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int, batch: int,
-                      vault_name: str | None, keep: bool) -> dict[str, Any]:
+                      vault_name: str | None, keep: bool, config: Any = None) -> dict[str, Any]:
     from contextlib import asynccontextmanager
 
     from psycopg import sql
@@ -153,8 +156,10 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
     from app.bench.harness import analyze_blocks
     from app.bench.runtime import progress, scratch_vault
     from app.read.config import RecallOptions
-    from app.read.recall import recall
+    from app.read.recall import ReadTrack
     from app.vaults import drop_vault, get_or_create_vault
+
+    recall = (ReadTrack(services, config) if config is not None else ReadTrack.of(services)).recall
 
     @asynccontextmanager
     async def named():
@@ -182,7 +187,7 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         qs = qs or ["What did I say about my trip?"]
         pick = [qs[i % len(qs)] for i in range(max(queries, slow_queries) + 10)]
         for q in pick[:10]:  # warm caches and pools
-            await recall(services, vault, q, RecallOptions(thinking="fast", use_prefetch=False))
+            await recall(vault, q, RecallOptions(thinking="fast", use_prefetch=False))
 
         async def timed(thinking: str, count: int) -> list[float]:
             """Milliseconds of each recall forced to ``thinking``, query embedding included."""
@@ -190,7 +195,7 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
             bar = progress(count, thinking, "q")
             for q in pick[10:10 + count]:
                 t = time.perf_counter()
-                await recall(services, vault, q, RecallOptions(thinking=thinking, use_prefetch=False))
+                await recall(vault, q, RecallOptions(thinking=thinking, use_prefetch=False))
                 out.append((time.perf_counter() - t) * 1000)
                 bar.update(1)
             bar.close()
@@ -223,9 +228,21 @@ def format_table(r: dict[str, Any]) -> str:
 def handler(args: argparse.Namespace) -> int:
     from app.bench.runtime import run_bench, write_json
 
+    config = None
+    if args.read:
+        from app.bench.folds import read_settings
+
+        try:
+            settings = read_settings(args.read)
+        except ValueError as exc:
+            raise SystemExit(f"bench latency: {exc}") from exc
+        if len(settings) != 1:
+            raise SystemExit(f"bench latency: --read takes one value, got {args.read!r}")
+        config = next(iter(settings.values()))
+
     async def core(services: Any) -> dict[str, Any]:
         return await run_latency(services, args.memories, queries=args.queries, slow_queries=args.slow_queries,
-                                 batch=args.batch, vault_name=args.vault, keep=args.keep)
+                                 batch=args.batch, vault_name=args.vault, keep=args.keep, config=config)
 
     result = run_bench(core)
     print(format_table(result))

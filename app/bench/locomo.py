@@ -36,6 +36,8 @@ METRICS = tuple(f"recall@{k}" for k in KS)
 TEXT_METRIC = "text_recall@10"  # coverage by returned text alone, without provenance
 KEYS = (*METRICS, TEXT_METRIC, "by_category", "questions", "tokens@10", "ingest_turns_per_s", "recall_p50_ms",
         "recall_p95_ms")
+RAILS_KS = (*KS, 50, 100, 300)  # --pipeline rails: @100 is a rail's candidate pool, @300 a fused one (up to 300)
+REF_ENCODERS = ("use", "e5", "minilm-onnx")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
@@ -45,8 +47,14 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="only the first N conversations")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.add_argument("--details", type=Path, help="write per-question coverage to this JSON file")
-    p.add_argument("--pipeline", choices=PIPELINES, default="full",
-                   help="read path to measure (default full)")
+    p.add_argument("--pipeline", choices=(*PIPELINES, "rails"), default="full",
+                   help="read path to measure (default full); rails: the product's sparse and dense rails, their "
+                        "fusion and the full track side by side with BM25 and exact search of each reference "
+                        "encoder, @10 / @25 / @100 and the fused pool, 100 memories asked whatever --depth says "
+                        "(app/bench/references.py)")
+    p.add_argument("--ref-encoders", default=",".join(REF_ENCODERS),
+                   help=f"with --pipeline rails: the reference encoders (default {','.join(REF_ENCODERS)}; "
+                        "those not installed are skipped)")
     p.add_argument("--close-sessions", action=argparse.BooleanOptionalAction, default=True,
                    help="close each session after ingest (atomic units + summary); default on")
     p.add_argument("--folds", action="store_true",
@@ -91,6 +99,12 @@ def handler(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise SystemExit(f"bench locomo: {exc}") from exc
 
+    if args.pipeline == "rails":
+        if grid:
+            raise SystemExit("bench locomo: --pipeline rails takes no --tune (it compares the full track with "
+                             "and without BM25 scoring itself)")
+        return _rails_handler(args, conversations)
+
     async def core(services: Services) -> dict:
         return await run_locomo(services, conversations, pipeline=args.pipeline,
                                 close_sessions=args.close_sessions, depth=args.depth, keep=args.keep, grid=grid)
@@ -115,6 +129,47 @@ def handler(args: argparse.Namespace) -> int:
                                                        *(x for x in ("folds", "cv") if x in result))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})
+    return 0
+
+
+def _rails_handler(args: argparse.Namespace, conversations: list[LocomoConversation]) -> int:
+    """``--pipeline rails``: every rail beside its references on the same questions, overall, per category and
+    (with ``--folds``) per conversation."""
+    from app.bench.references import available_encoders, bm25_cv, format_rails, rail_retrievers
+    from app.bench.runtime import conditions_note, run_bench, write_json
+
+    try:
+        encoders, skipped = available_encoders([e for e in args.ref_encoders.split(",") if e])
+    except ValueError as exc:
+        raise SystemExit(f"bench locomo: --ref-encoders: {exc}") from exc
+
+    async def core(services: Services) -> dict:
+        retrievers = rail_retrievers(services, encoders, writeback=not args.keep)
+        return await run_locomo_pipelines(services, conversations, retrievers=retrievers,
+                                          close_sessions=args.close_sessions, depth=100, keep=args.keep,
+                                          ks=RAILS_KS)
+
+    results = run_bench(core)
+    metrics = [f"recall@{k}" for k in (10, 25, 100, 300)]
+    print(f"LoCoMo {args.path.name} · rails and references (recall@300: the whole list, a fused pool; a single "
+          f"rail returns 100){conditions_note()}" + "".join(f"\n  {k} skipped: {why}" for k, why in skipped.items()))
+    print(format_rails(results, metrics, "category", {str(c): n for c, n in CATEGORY_NAMES.items()}))
+    out: dict[str, Any] = {name: {k: r[k] for k in (*metrics, "by_category", "questions")}
+                           for name, r in results.items()}
+    if args.folds:
+        folds = locomo_folds(conversations)
+        print("leave-one-conversation-out, per fold: " + " / ".join(f.name for f in folds))
+        for name, r in results.items():
+            sp = fold_spread(r["details"], folds, lambda d: d["conversation"], metrics,
+                             scored=lambda d: d["category"] != ADVERSARIAL)
+            out[name]["folds"] = sp["folds"]
+            print(f"  {name:<12}" + "  ".join(f"{m} " + " / ".join(f"{row[m]:.3f}" for row in sp["folds"])
+                                              for m in metrics))
+        out["cv"] = bm25_cv(results, folds, lambda d: d["conversation"], _objective)
+        print(format_cv(out["cv"], "recall@10"))
+    write_json(args.json_path, out)
+    write_json(args.details, {"pipeline": "rails", "close_sessions": args.close_sessions,
+                              "questions": {name: r["details"] for name, r in results.items()}})
     return 0
 
 
@@ -154,13 +209,15 @@ async def run_locomo(services: Services, conversations: list[LocomoConversation]
 async def run_locomo_pipelines(services: Services, conversations: list[LocomoConversation], *,
                                pipelines: Sequence[str] = ("full",), close_sessions: bool = True,
                                show_progress: bool = True, depth: int = max(KS), keep: bool = False,
-                               retrievers: dict[str, Retriever] | None = None) -> dict[str, dict[str, Any]]:
+                               retrievers: dict[str, Retriever] | None = None,
+                               ks: Sequence[int] | None = None) -> dict[str, dict[str, Any]]:
     """Ingest each conversation once (``keep``: into a kept vault, reused when it exists), then ask its questions
-    through every pipeline (baselines first) or every given retriever, ``depth`` memories each."""
+    through every pipeline (baselines first) or every given retriever, ``depth`` memories each; recall at ``ks``
+    (default: ``ks_for(depth)``)."""
     from app.bench.full import FullRecall
     from app.bench.runtime import progress
 
-    ks = ks_for(depth)
+    ks = tuple(ks or ks_for(depth))
     if retrievers is None:
         order = sorted(pipelines, key=lambda p: p == "full")
         retrievers = {p: FullRecall(services, writeback=False) if p == "full" and keep else make_retriever(services, p)

@@ -49,8 +49,14 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="only the first N questions of each type (stratified quick run)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.add_argument("--details", type=Path, help="write per-question rankings to this JSON file")
-    p.add_argument("--pipeline", choices=PIPELINES, default="full",
-                   help="read path to measure (default full)")
+    p.add_argument("--pipeline", choices=(*PIPELINES, "rails"), default="full",
+                   help="read path to measure (default full); rails: the product's sparse and dense rails, their "
+                        "fusion and the full track side by side with BM25 and exact search of each reference "
+                        "encoder (app/bench/references.py)")
+    p.add_argument("--ref-encoders", default="use",
+                   help="with --pipeline rails: the reference encoders (default use; minilm-onnx and e5 embed "
+                        "each haystack's long chunks in minutes here, hours for the dev file; those not installed "
+                        "are skipped)")
     p.add_argument("--as-of", choices=AS_OF, default="after-history",
                    help="recall as of the later of the question's date-time and its last session (default: "
                         "the benchmark asks after the whole history, but 5 of the 60 dev haystacks hold "
@@ -89,6 +95,11 @@ def handler(args: argparse.Namespace) -> int:
     if args.folds is not None and args.folds < 2:
         raise SystemExit(f"bench longmemeval: --folds needs at least 2, got {args.folds}")
 
+    if args.pipeline == "rails":
+        if args.shared_vault or grid:
+            raise SystemExit("bench longmemeval: --pipeline rails takes neither --shared-vault nor --tune")
+        return _rails_handler(args, questions)
+
     async def core(services: Services) -> dict:
         if args.shared_vault:
             return await run_longmemeval_shared(services, questions, args.shared_vault, pipeline=args.pipeline,
@@ -116,6 +127,52 @@ def handler(args: argparse.Namespace) -> int:
     write_json(args.json_path, {k: result[k] for k in (*KEYS, *(x for x in ("folds", "cv") if x in result))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
                               "questions": result["details"]})
+    return 0
+
+
+RAILS_METRICS = ("recall_any@5", "recall_all@10", "ndcg@10", "recall_all@pool")
+
+
+def _rails_handler(args: argparse.Namespace, questions: list[LmeQuestion]) -> int:
+    """``--pipeline rails``: every rail beside its references on the same questions, overall, per type and
+    (with ``--folds K``) per fold. ``recall_all@pool``: every gold session among the sessions of everything the
+    retriever returned (a rail's top 100 memories; the fusion's whole candidate pool)."""
+    from app.bench.references import available_encoders, bm25_cv, format_rails, rail_retrievers
+    from app.bench.runtime import conditions_note, run_bench, write_json
+
+    try:
+        encoders, skipped = available_encoders([e for e in args.ref_encoders.split(",") if e])
+    except ValueError as exc:
+        raise SystemExit(f"bench longmemeval: --ref-encoders: {exc}") from exc
+
+    async def core(services: Services) -> dict:
+        return await run_longmemeval_pipelines(services, questions, retrievers=rail_retrievers(services, encoders),
+                                               close_sessions=args.close_sessions, as_of=args.as_of,
+                                               jobs=args.jobs)
+
+    results = run_bench(core)
+    for r in results.values():
+        r["recall_all@pool"] = round(mean(d["recall_all@pool"] for d in r["details"]), 4)
+        for t, row in r["by_type"].items():
+            row["recall_all@pool"] = round(mean(d["recall_all@pool"] for d in r["details"] if d["type"] == t), 4)
+    print(f"LongMemEval {args.path.name} · rails and references{conditions_note()}"
+          + "".join(f"\n  {k} skipped: {why}" for k, why in skipped.items()))
+    print(format_rails(results, RAILS_METRICS, "type"))
+    out: dict[str, Any] = {name: {k: r[k] for k in (*RAILS_METRICS, "by_type", "questions")}
+                           for name, r in results.items()}
+    if args.folds:
+        folds = longmemeval_folds(questions, args.folds, args.seed)
+        print(f"{len(folds)} seeded folds (seed {args.seed}), per fold: " + " / ".join(f.name for f in folds))
+        for name, r in results.items():
+            sp = fold_spread(r["details"], folds, lambda d: d["question_id"], RAILS_METRICS)
+            out[name]["folds"] = sp["folds"]
+            print(f"  {name:<12}" + "  ".join(f"{m} " + " / ".join(f"{row[m]:.3f}" for row in sp["folds"])
+                                              for m in RAILS_METRICS))
+        out["cv"] = bm25_cv(results, folds, lambda d: d["question_id"], _objective)
+        print(format_cv(out["cv"], "ndcg@10"))
+    write_json(args.json_path, out)
+    write_json(args.details, {"pipeline": "rails", "close_sessions": args.close_sessions,
+                              "questions": {name: r["details"] for name, r in results.items()}})
     return 0
 
 
@@ -296,6 +353,7 @@ async def _question_detail(services: Services, retriever: Retriever, vault: Any,
         "gold": sorted(gold), "ranked": ranked[:SESSIONS_K],
         "top": [[m.block_id, m.sessions[0] if m.sessions else None] for m in memories[:10]],
         **session_scores(ranked, gold),
+        "recall_all@pool": recall_all(ranked, gold, len(ranked)) if ranked else 0.0,
     }
 
 

@@ -407,6 +407,7 @@ lexeme_stats_state = Table(
     Column("blocks", Integer, nullable=False),
     Column("lexemes", Integer, nullable=False),
     Column("refreshed_at", TZ, nullable=False),
+    Column("postings", BigInteger),  # sql/incremental/026-lexeme-postings.sql: BM25's mean block length
     PrimaryKeyConstraint("vault_id"),
     ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
 )

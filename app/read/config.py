@@ -72,6 +72,19 @@ class SearchConfig:
     sparse_single_budget: float = 1000.0
     sparse_row_budget: float = 4000.0
     sparse_max_freq: float = 0.1
+    # BM25 scoring of the sparse rail's matches (memvault._sparse_rail_v2: term-frequency saturation sparse_k1,
+    # length normalization sparse_b against the vault's mean block length, BM25's idf; Chinese stop words out of
+    # the query) instead of the sum of the matched terms' idf (_sparse_rail_v1). Same terms, same scan, ~1.5 ms
+    # more. Off: LoCoMo leave-one-conversation-out @10 0.803 / 0.818 / 0.808 -> 0.798 / 0.814 / 0.804 (false
+    # chosen in every fold), LongMemEval NDCG@10 cross-validated 0.964 against 0.965 (read-track-log.md round 10).
+    sparse_bm25: bool = False
+    sparse_k1: float = 1.2
+    sparse_b: float = 0.75
+    # A second dense query from the question's focus (its subject's words, app/read/focus.py), fused as a rail of
+    # its own at this weight; 0: off (no second embedding). On LoCoMo dev it widens the fused candidate pool
+    # (0.928 -> 0.937 of the evidence) but @10 cross-validates at 0.808 as without it (0.25: 0.823 / 0.801 /
+    # 0.816 per fold against 0.803 / 0.818 / 0.808; read-track-log.md round 10).
+    focus_dense_w: float = 0.0
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)

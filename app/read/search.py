@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 import numpy as np
+from pgvector import Vector
 
 from app.db.queries import Q
 from app.read import rail2
@@ -136,6 +137,9 @@ class FastSearch(ReadStage):
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
         search.update(await rail2.search_params(self.services, query))  # the second dense rail, when configured
+        if self.search.focus_dense_w > 0 and sparse_query != query:  # a second dense query, from the focus
+            search["qvec_focus"] = Vector(await self.services.models.embed_query(self.services.embedder,
+                                                                                 sparse_query)).to_text()
         cur = await conn.execute(Q.recall_fast, (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search),
                                                json.dumps(scoring.params()), limit))
         return [candidate_from_row(r) for r in await cur.fetchall()]

@@ -54,7 +54,8 @@ REVOKE ALL ON FUNCTION memvault.lexeme_stats_v1(text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memvault.lexeme_stats_v1(text[]) TO memvault_app;
 
 -- Count the lexemes of a vault's blocks into memvault.lexeme_stats (all of its blocks, current or not: the
--- sparse rail's index scan reads them all). 0.6 s for 100,000 blocks. Returns the number of lexemes.
+-- sparse rail's index scan reads them all), and their sum (postings: the blocks' lengths in distinct lexemes,
+-- summed, from which BM25 takes the mean block length). 0.6 s for 100,000 blocks. Returns the number of lexemes.
 CREATE OR REPLACE FUNCTION memvault.refresh_lexeme_stats_v1(p_vault uuid DEFAULT NULL)
     RETURNS integer
     LANGUAGE plpgsql VOLATILE
@@ -75,10 +76,12 @@ BEGIN
     SELECT v_vault, t.word, t.ndoc
     FROM ts_stat(format('SELECT b.tsv FROM memvault.block b WHERE b.vault_id = %L', v_vault)) AS t;
     GET DIAGNOSTICS v_n = ROW_COUNT;
-    INSERT INTO memvault.lexeme_stats_state AS st (vault_id, blocks, lexemes, refreshed_at)
-    VALUES (v_vault, v_blocks, v_n, now())
+    INSERT INTO memvault.lexeme_stats_state AS st (vault_id, blocks, lexemes, refreshed_at, postings)
+    VALUES (v_vault, v_blocks, v_n, now(),
+            (SELECT coalesce(sum(s.ndoc), 0) FROM memvault.lexeme_stats s WHERE s.vault_id = v_vault))
     ON CONFLICT (vault_id) DO UPDATE
-        SET blocks = excluded.blocks, lexemes = excluded.lexemes, refreshed_at = excluded.refreshed_at;
+        SET blocks = excluded.blocks, lexemes = excluded.lexemes, refreshed_at = excluded.refreshed_at,
+            postings = excluded.postings;
     RETURN v_n;
 END
 $$;
@@ -146,6 +149,56 @@ BEGIN
 END
 $$;
 
+-- The sparse rail's plan for BM25 scoring (_sparse_rail_v2): the terms, first and fill passes of sparse_plan_v1
+-- over the query's lexemes less its Chinese stop words (zh_stop_v1; English ones never become lexemes), and for
+-- each term its lexeme and BM25's idf, ln(1 + (N - n + 0.5) / (n + 0.5)) (N blocks, n holding it; from
+-- lexeme_stats_v1's freq = n / N); avg_len, the vault's mean block length in distinct lexemes (postings /
+-- blocks of lexeme_stats_state; NULL before the vault is counted: no length normalization then).
+CREATE OR REPLACE FUNCTION memvault.sparse_plan_v2(p_query text, p_max_terms integer DEFAULT 8,
+                                                   p_single_budget double precision DEFAULT 1000,
+                                                   p_row_budget double precision DEFAULT 4000,
+                                                   p_max_freq double precision DEFAULT 0.1)
+    RETURNS TABLE (terms tsquery[], lexemes text[], idf double precision[], first_pass tsquery, fill_pass tsquery,
+                   avg_len double precision)
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = memvault, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH s AS (
+        SELECT st.lexeme, st.freq, st.est_rows, row_number() OVER (ORDER BY st.freq, st.lexeme) AS rarity
+        FROM memvault.lexeme_stats_v1(ARRAY(
+                 SELECT l FROM unnest(tsvector_to_array(memvault.sparse_document_v1(p_query))) AS l
+                 WHERE NOT memvault.zh_stop_v1(l))) AS st
+    ), t AS (
+        SELECT s.lexeme, s.freq, s.est_rows, quote_literal(s.lexeme) AS lit,
+               row_number() OVER w AS rn, sum(s.est_rows) OVER w AS cum_rows
+        FROM s WHERE s.rarity = 1 OR s.freq <= p_max_freq
+        WINDOW w AS (ORDER BY s.freq, s.lexeme)
+    ), k AS (
+        SELECT t.*, (t.rn = 1 OR t.cum_rows <= p_single_budget) AS single, t.cum_rows <= p_row_budget AS fill
+        FROM t WHERE t.rn <= p_max_terms
+    ), parts AS (
+        SELECT k.lit AS part FROM k WHERE k.single
+        UNION ALL
+        SELECT format('(%s & %s)', a.lit, b.lit) FROM k a JOIN k b ON a.rn < b.rn WHERE NOT a.single AND NOT b.single
+    ), first AS (
+        SELECT string_agg(parts.part, ' | ') AS q FROM parts
+    )
+    SELECT (SELECT array_agg(k.lit::tsquery ORDER BY k.rn) FROM k),
+           (SELECT array_agg(k.lexeme ORDER BY k.rn) FROM k),
+           (SELECT array_agg(ln(1.0 + (k.est_rows / greatest(k.freq, 1e-9) - k.est_rows + 0.5) / (k.est_rows + 0.5))
+                             ORDER BY k.rn) FROM k),
+           first.q::tsquery,
+           (SELECT first.q || ' | ' || string_agg(k.lit, ' | ') FROM k WHERE NOT k.single AND k.fill)::tsquery,
+           (SELECT st.postings::double precision / greatest(st.blocks, 1) FROM memvault.lexeme_stats_state st
+            WHERE st.vault_id = memvault.current_vault_id() AND st.postings > 0)
+    FROM first
+    WHERE EXISTS (SELECT 1 FROM k);
+END
+$$;
+
 -- How many blocks the vault in scope has, counted up to p_cap (enough to choose exact or HNSW search).
 CREATE OR REPLACE FUNCTION memvault.vault_block_count_v1(p_cap integer DEFAULT 5000)
     RETURNS integer
@@ -189,6 +242,88 @@ REVOKE ALL ON FUNCTION memvault._sparse_rail_v1(uuid, tsquery[], double precisio
 GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v1(uuid, tsquery[], double precision[], tsquery, timestamptz, boolean,
                                                   text[], integer) TO memvault_app;
 
+-- The sparse rail's scan with BM25 scoring: the same matches as _sparse_rail_v1 (p_any through the GIN index),
+-- each scored sum over the query's lexemes it holds of idf x tf (k1 + 1) / (tf + k1 (1 - b + b len / avg_len)),
+-- tf the lexeme's positions in the block, len its distinct lexemes (the length lexeme_stats sums); ts_rank
+-- breaks ties. Without avg_len (the vault not counted yet), no length normalization.
+CREATE OR REPLACE FUNCTION memvault._sparse_rail_v2(p_vault uuid, p_lexemes text[], p_idf double precision[],
+                                                    p_any tsquery, p_as_of timestamptz, p_past boolean,
+                                                    p_noise text[], p_n integer, p_k1 double precision,
+                                                    p_b double precision, p_avg_len double precision)
+    RETURNS bigint[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path = memvault, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN (SELECT array_agg(x.id ORDER BY x.sc DESC, x.id) FROM (
+        SELECT b.id,
+               coalesce((SELECT sum(w.idf * (p_k1 + 1) * u.tf
+                                    / (u.tf + p_k1 * (1 - p_b + p_b * length(b.tsv)
+                                                                / coalesce(p_avg_len, length(b.tsv)))))
+                         FROM (SELECT e.lexeme, coalesce(cardinality(e.positions), 1)::double precision AS tf
+                               FROM unnest(b.tsv) AS e WHERE e.lexeme = ANY (p_lexemes)) u
+                         JOIN unnest(p_lexemes, p_idf) AS w(lexeme, idf) ON w.lexeme = u.lexeme), 0)
+               + 0.01 * ts_rank(b.tsv, p_any, 8) AS sc
+        FROM memvault.block b
+        WHERE b.vault_id = p_vault AND p_vault = memvault.current_vault_id() AND b.tsv @@ p_any
+          AND (p_past OR (b.retracted_at IS NULL AND b.valid_at <= p_as_of
+                          AND (b.invalid_at IS NULL OR b.invalid_at > p_as_of)))
+          AND NOT (b.quarantine_tags && p_noise)
+        ORDER BY sc DESC, b.id
+        LIMIT p_n
+    ) x);
+END
+$$;
+REVOKE ALL ON FUNCTION memvault._sparse_rail_v2(uuid, text[], double precision[], tsquery, timestamptz, boolean,
+                                               text[], integer, double precision, double precision,
+                                               double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v2(uuid, text[], double precision[], tsquery, timestamptz, boolean,
+                                                  text[], integer, double precision, double precision,
+                                                  double precision) TO memvault_app;
+
+-- A second dense query's rail (fast_search_v1's focus_dense_w): the vault's blocks nearest p_qvec, exactly or through
+-- the vault's HNSW index, with the dense rail's filters. The dense rail itself stays inline in fast_search_v1.
+CREATE OR REPLACE FUNCTION memvault._dense_rail_v1(p_vault uuid, p_qvec vector, p_n integer, p_exact boolean,
+                                                   p_past boolean, p_as_of timestamptz, p_noise text[])
+    RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_ids bigint[];
+BEGIN
+    IF p_exact THEN
+        SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_ids FROM (
+            SELECT b.id, (b.embedding <=> p_qvec) + 0 AS dist
+            FROM memvault.block b
+            WHERE b.vault_id = p_vault AND b.embedding IS NOT NULL
+              AND (p_past OR (b.retracted_at IS NULL AND b.valid_at <= p_as_of
+                              AND (b.invalid_at IS NULL OR b.invalid_at > p_as_of)))
+              AND NOT (b.quarantine_tags && p_noise)
+            ORDER BY (b.embedding <=> p_qvec) + 0
+            LIMIT p_n
+        ) x;
+    ELSE
+        EXECUTE format($q$
+            SELECT array_agg(x.id ORDER BY x.r) FROM (
+                SELECT b.id, row_number() OVER () AS r
+                FROM (
+                    SELECT b.id FROM memvault.block b
+                    WHERE b.vault_id = %L::uuid
+                      AND ($3 OR (b.retracted_at IS NULL AND b.valid_at <= $4
+                                  AND (b.invalid_at IS NULL OR b.invalid_at > $4)))
+                      AND NOT (b.quarantine_tags && $5)
+                    ORDER BY b.embedding <=> $1
+                    LIMIT $2
+                ) b
+            ) x $q$, p_vault)
+        INTO v_ids USING p_qvec, p_n, p_past, p_as_of, p_noise;
+    END IF;
+    RETURN v_ids;
+END
+$$;
+
 -- Fast search, one function: dense top-N and sparse top-N for the vault in scope, fused by RRF
 -- (score = sum over rails of w / (k + rank)); rrf_norm divides by the best possible score, so 1.0 is rank 1
 -- on both rails. Filters: valid at p_as_of (default now), not retracted, not quarantined as noise. With
@@ -196,9 +331,12 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v1(uuid, tsquery[], double preci
 -- (score_candidates_v2) keeps the version believed at p_known_at.
 -- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
 -- the vault size against exact_below 5000), ef_search 100, sparse_max_terms 8, sparse_single_budget 1000,
--- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), noise_tags (text[]); the second dense rail
+-- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), sparse_bm25 false (true: BM25 scoring,
+-- sparse_k1 1.2, sparse_b 0.75: sparse_plan_v2, _sparse_rail_v2), noise_tags (text[]); the second dense rail
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
--- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1).
+-- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1);
+-- a second dense query's rail when qvec_focus (a vector of the main model, as text) is given, at weight
+-- focus_dense_w 0.
 CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     p_qvec     vector,
     p_query    text,
@@ -229,11 +367,19 @@ DECLARE
     v_dense    bigint[];
     v_sparse   bigint[];
     v_rail2    bigint[];
+    v_qfocus   vector := (p_cfg ->> 'qvec_focus')::vector;
+    v_fw       double precision := coalesce((p_cfg ->> 'focus_dense_w')::double precision, 0);
+    v_focus    bigint[];
     v_small    boolean;
     v_terms    tsquery[];
     v_idf      double precision[];
     v_first    tsquery;
     v_fill     tsquery;
+    v_bm25     boolean := coalesce((p_cfg ->> 'sparse_bm25')::boolean, false);
+    v_k1       double precision := coalesce((p_cfg ->> 'sparse_k1')::double precision, 1.2);
+    v_b        double precision := coalesce((p_cfg ->> 'sparse_b')::double precision, 0.75);
+    v_lexemes  text[];
+    v_avg_len  double precision;
 BEGIN
     IF v_vault IS NULL THEN
         RAISE EXCEPTION 'fast_search_v1 needs a vault in scope (memvault.vault_id)' USING ERRCODE = 'MV422';
@@ -288,7 +434,22 @@ BEGIN
 
     -- Sparse rail: rare terms alone and common terms in pairs, each match scored by the idf of the query's terms
     -- it contains (ts_rank breaks ties); common terms alone only when that first pass finds too few rows.
-    IF v_sparse_n > 0 THEN
+    -- With sparse_bm25, the same matches scored by BM25 (_sparse_rail_v2).
+    IF v_sparse_n > 0 AND v_bm25 THEN
+        SELECT p.lexemes, p.idf, p.first_pass, p.fill_pass, p.avg_len INTO v_lexemes, v_idf, v_first, v_fill, v_avg_len
+        FROM memvault.sparse_plan_v2(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
+                                     coalesce((p_cfg ->> 'sparse_single_budget')::double precision, 1000),
+                                     coalesce((p_cfg ->> 'sparse_row_budget')::double precision, 4000),
+                                     coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1)) p;
+        IF v_first IS NOT NULL THEN
+            v_sparse := memvault._sparse_rail_v2(v_vault, v_lexemes, v_idf, v_first, v_as_of, v_past, v_noise,
+                                                 v_sparse_n, v_k1, v_b, v_avg_len);
+            IF coalesce(cardinality(v_sparse), 0) < v_sparse_n AND v_fill IS NOT NULL THEN
+                v_sparse := memvault._sparse_rail_v2(v_vault, v_lexemes, v_idf, v_fill, v_as_of, v_past, v_noise,
+                                                     v_sparse_n, v_k1, v_b, v_avg_len);
+            END IF;
+        END IF;
+    ELSIF v_sparse_n > 0 THEN
         SELECT p.terms, p.idf, p.first_pass, p.fill_pass INTO v_terms, v_idf, v_first, v_fill
         FROM memvault.sparse_plan_v1(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
                                      coalesce((p_cfg ->> 'sparse_single_budget')::double precision, 1000),
@@ -324,16 +485,24 @@ BEGIN
         ) x;
     END IF;
 
+    -- A second dense query (opt-in, focus_dense_w > 0): the question's focus, its subject's words without the request's
+    -- framing (app/read/focus.py), as the vector qvec_focus; its nearest blocks are a rail of their own.
+    IF v_qfocus IS NOT NULL AND v_fw > 0 AND v_dense_n > 0 THEN
+        v_focus := memvault._dense_rail_v1(v_vault, v_qfocus, v_dense_n, v_exact, v_past, v_as_of, v_noise);
+    END IF;
+
     RETURN QUERY
     WITH d AS (SELECT u.id, u.r::integer AS r FROM unnest(v_dense) WITH ORDINALITY AS u(id, r)),
          s AS (SELECT u.id, u.r::integer AS r FROM unnest(v_sparse) WITH ORDINALITY AS u(id, r)),
          r2 AS (SELECT u.id, u.r::integer AS r FROM unnest(v_rail2) WITH ORDINALITY AS u(id, r)),
+         fo AS (SELECT u.id, u.r::integer AS r FROM unnest(v_focus) WITH ORDINALITY AS u(id, r)),
          f AS (
-             SELECT coalesce(d.id, s.id, r2.id) AS id,
+             SELECT coalesce(d.id, s.id, r2.id, fo.id) AS id,
                     coalesce(v_dw / (v_k + d.r), 0) + coalesce(v_sw / (v_k + s.r), 0)
-                        + coalesce(v_rw / (v_k + r2.r), 0) AS rrf,
+                        + coalesce(v_rw / (v_k + r2.r), 0) + coalesce(v_fw / (v_k + fo.r), 0) AS rrf,
                     d.r AS dr, s.r AS sr
              FROM d FULL JOIN s ON s.id = d.id FULL JOIN r2 ON r2.id = coalesce(d.id, s.id)
+             FULL JOIN fo ON fo.id = coalesce(d.id, s.id, r2.id)
          )
     SELECT f.id, f.rrf, f.rrf / ((v_dw + v_sw) / (v_k + 1)), f.dr, f.sr
     FROM f
