@@ -7,7 +7,7 @@ import logging
 
 from app.db.connector import redact
 from app.db.migrate import upgrade
-from app.services import Services, database_url, service_url
+from app.services import Services, database_url, service_replica_urls, service_url
 from app.settings import get_settings
 
 log = logging.getLogger("memvault")
@@ -69,7 +69,7 @@ async def _prepare(host: str, port: int, *, local_key: bool) -> tuple[str, str, 
     owner = database_url(settings)
     await asyncio.to_thread(upgrade, owner)  # as the tables' owner; from here on, as the service's login role
     url = service_url(settings, owner)
-    services = await Services.start(settings, url=url, ddl_url=owner)
+    services = await Services.start(settings, url=url, ddl_url=owner, replica_urls=service_replica_urls(settings))
     try:
         await _check_access(services, host, port, local_key=local_key)
     except BaseException:

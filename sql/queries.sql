@@ -756,3 +756,12 @@ SELECT * FROM memvault.entities_by_keys_v1(%s);
 -- normalize_entities --
 -- app/background/normalize.py: merges, then renames
 SELECT memvault.normalize_entities_v1(%s::jsonb, %s::jsonb) AS r;
+
+-- wal_position --
+-- app/db/replicas.py: the primary's WAL position after a write committed (the X-Memvault-LSN response header)
+SELECT pg_current_wal_insert_lsn()::text AS lsn;
+
+-- standby_position --
+-- app/db/replicas.py: a standby's health check: still a standby, how far it has replayed, when it last did
+SELECT pg_is_in_recovery() AS in_recovery, pg_last_wal_replay_lsn()::text AS replay_lsn,
+       extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 AS replay_age_s;

@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from litestar import Litestar, Request, Router
+from litestar.datastructures import MutableScopeHeaders
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.types import Message, Scope
 
 from app import __version__
 from app.api.browse import EntityController, SessionListController
@@ -18,6 +20,7 @@ from app.api.health import HealthController
 from app.api.keys import KeyController
 from app.api.vaults import VaultController
 from app.background.api import DiscoveryController, DreamController, PersonalController, ReviewController
+from app.db.replicas import LSN_HEADER, format_lsn
 from app.errors import InvalidInput
 from app.interfaces.inspector import InspectorController
 from app.interfaces.inspector_auth import InspectorLoginController
@@ -49,15 +52,16 @@ async def _ids_in_range(request: Request) -> None:
 def served_app() -> Litestar:
     """The app of one API process of ``memvault serve --workers N`` (uvicorn's factory): its own pool, logged in
     as the service's role, from the settings the parent process put in the environment."""
-    from app.services import database_url, service_url
+    from app.services import database_url, service_replica_urls, service_url
 
     settings = get_settings()
     owner = database_url(settings)
-    return create_app(settings, url=service_url(settings, owner), ddl_url=owner)
+    return create_app(settings, url=service_url(settings, owner), ddl_url=owner,
+                      replica_urls=service_replica_urls(settings))
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None, url: str | None = None,
-               ddl_url: str | None = None) -> Litestar:
+               ddl_url: str | None = None, replica_urls: list[str] | None = None) -> Litestar:
     """Build the API. Pass ``services`` to share already-open ones (tests, benchmarks).
 
     Every route needs an API key (``app.api.guard``) but those marked ``opt={"public": True}``: /health and the
@@ -68,24 +72,42 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         owned = services is None
-        state["services"] = app.state.services = services or await Services.start(settings, url=url,
-                                                                                    ddl_url=ddl_url)
+        state["services"] = app.state.services = services or await Services.start(
+            settings, url=url, ddl_url=ddl_url, replica_urls=replica_urls)
         try:
             yield
         finally:
             if owned:
                 await state["services"].close()
 
-    async def provide_services() -> Services:
-        return state["services"]
+    async def provide_services(request: Request) -> Services:
+        """The primary's services; a route marked ``opt={"standby": True}`` (it only reads) gets a healthy
+        standby's when there are standbys, one that has replayed the request's X-Memvault-LSN if it sends one."""
+        svc = state["services"]
+        if svc.replicas is not None and request.route_handler.opt.get("standby"):
+            return await svc.for_reads(request.headers.get(LSN_HEADER))
+        return svc
+
+    async def wal_position(message: Message, scope: Scope) -> None:
+        """With standbys, a write's successful response carries the primary's WAL position after its commit
+        (X-Memvault-LSN): sent back on a read, it is served only by a standby that has replayed it."""
+        svc = state.get("services")
+        if (message["type"] != "http.response.start" or svc is None or svc.replicas is None
+                or message["status"] >= 400 or scope.get("method") in ("GET", "HEAD", "OPTIONS")):
+            return
+        handler = scope.get("route_handler")
+        if handler is None or handler.opt.get("scope") == "read" or handler.opt.get("public"):
+            return
+        MutableScopeHeaders.from_message(message)[LSN_HEADER] = format_lsn(await svc.replicas.primary_lsn())
 
     return Litestar(
         route_handlers=list(CONTROLLERS),
-        dependencies={"services": Provide(provide_services, use_cache=True),
+        dependencies={"services": Provide(provide_services),
                       "principal": Provide(provide_principal, sync_to_thread=False)},
         guards=[require_key],
         lifespan=[lifespan],
         before_request=_ids_in_range,
+        before_send=[wal_position],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=OpenAPIConfig(
             title="memvault",

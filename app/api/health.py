@@ -30,4 +30,6 @@ class HealthController(Controller):
             "worker": {"alive": row["live_workers"] > 0, "live_workers": row["live_workers"],
                        "queued_jobs": row["queued_jobs"]},
             "breakers": breaker_snapshot(),
+            # the hot standbys that serve reads (MEMVAULT_REPLICA_URLS): up or skipped, and how far behind
+            "replicas": services.replicas.snapshot() if services.replicas is not None else [],
         }

@@ -74,6 +74,10 @@ def translate(exc: Exception) -> MemvaultError:
     if _is_nul(exc):
         return InvalidInput("the text contains a NUL character (\\u0000), which PostgreSQL cannot store",
                             hint="remove the NUL characters; the request was not stored")
+    if isinstance(exc, pgerrors.SerializationFailure) and "recovery" in str(exc):
+        # a hot standby cancelled the statement to replay the primary's WAL: a retry is served afresh
+        return DatabaseUnavailable(f"a standby cancelled the read: {str(exc).strip()}",
+                                   hint="retry; the next read may be served by another server")
     if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
         return DatabaseUnavailable(f"database unavailable: {exc}", hint="is the server up? try `memvault db status`")
     sqlstate = getattr(exc, "sqlstate", None)
@@ -142,7 +146,7 @@ class Database:
     """
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0,
-                 ddl_url: str | None = None) -> None:
+                 ddl_url: str | None = None, check: Any = None, name: str = "memvault") -> None:
         self.url = url
         # The tables' owner, for the one thing the service's role may not do: a vault's own HNSW index, built and
         # dropped CONCURRENTLY (app/db/ann_index.py), which takes the table's owner and cannot run inside a
@@ -157,7 +161,8 @@ class Database:
             open=False,
             configure=configure_connection,
             kwargs={"row_factory": dict_row, "autocommit": False},
-            name="memvault",
+            check=check,  # e.g. AsyncConnectionPool.check_connection: a dropped connection is found before use
+            name=name,
         )
 
     async def open(self) -> None:
@@ -184,14 +189,7 @@ class Database:
         try:
             async with self.pool.connection() as conn:
                 async with conn.transaction():
-                    if vault_id is not None:
-                        await conn.execute(
-                            "SELECT set_config('memvault.vault_id', %s, true), set_config('memvault.actor', %s, true),"
-                            " set_config('role', 'memvault_app', true)",
-                            (str(vault_id), current_actor.get() or ""),
-                        )
-                    elif (actor := current_actor.get()) is not None:
-                        await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
+                    await scope(conn, vault_id)
                     yield conn
         except psycopg.Error as exc:
             raise translate(exc) from exc
@@ -208,6 +206,19 @@ class Database:
         async with self.transaction(vault_id) as conn:
             cur = await conn.execute(query, params)
             return await cur.fetchone()
+
+
+async def scope(conn: psycopg.AsyncConnection, vault_id: UUID | None) -> None:
+    """The transaction's scope: a vault (as ``memvault_app``, row-level security on), or the login role; and its
+    actor (``current_actor``) for the audit triggers."""
+    if vault_id is not None:
+        await conn.execute(
+            "SELECT set_config('memvault.vault_id', %s, true), set_config('memvault.actor', %s, true),"
+            " set_config('role', 'memvault_app', true)",
+            (str(vault_id), current_actor.get() or ""),
+        )
+    elif (actor := current_actor.get()) is not None:
+        await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
 
 
 def with_login(url: str, user: str, password: str | None = None) -> str:

@@ -121,7 +121,7 @@ class ReadTrack:
         async def touch() -> None:
             try:
                 # Access counts are not worth a WAL flush: commit without waiting for the disk.
-                await self.services.db.fetchone(
+                await self.services.writer.fetchone(
                     Q.touch_blocks, (ids, at), vault_id=vault.id)
             except Exception:  # a lost access count must not fail anything; it is logged
                 log.exception("recall write-back failed for vault %s", vault.id)
@@ -223,15 +223,11 @@ class ReadTrack:
                                          cascade_k=self.config.cascade_k)
         ids = [c.id for c in packed.cards] + [c.id for c in packed.cascade_cards if c.id > 0]
         crag = meta.get("crag") or {}
-        with clock.stage("writeback"):
-            async with self.services.db.transaction(vault.id) as conn:
-                cur = await conn.execute(
-                    Q.record_recall,
-                    (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
-                     meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
-                     prefetch_hit, json.dumps(sanitizer.audits), False),
-                )
-                logged = await cur.fetchone()
+        with clock.stage("writeback"):  # on the primary; from a standby's view, queued for the primary's batch
+            logged = await self.services.log_recall(
+                vault.id, (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
+                           meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used,
+                           crag.get("verdict"), prefetch_hit, json.dumps(sanitizer.audits), False))
         if options.writeback and ids:
             self._touch(vault, ids)
         COUNTERS.incr("recall.total")

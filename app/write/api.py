@@ -75,7 +75,8 @@ class MemoryController(Controller):
         results = await services.write.remember(v, items, hook=hook)
         return WriteOut.model_validate({"results": _items_out(results)})
 
-    @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES)
+    @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES,
+         opt={"standby": True})
     async def list(
         self, vault: str, services: Services,
         category: Category | None = None, kind: browse.Kind | None = None,
@@ -113,7 +114,7 @@ class MemoryController(Controller):
         return FeedbackOut.model_validate(await feedback_memory(services, v, block_id, data.value, note=data.note))
 
     @get("/{block_id:int}", summary="One memory, with its earlier versions and every place it was said",
-         responses=ERROR_RESPONSES)
+         responses=ERROR_RESPONSES, opt={"standby": True})
     async def show(self, vault: str, block_id: int, services: Services) -> MemoryOut:
         v = await get_vault(services.db, vault)
         row = await get_memory(services, v, block_id)
@@ -156,7 +157,7 @@ class SessionController(Controller):
         return _turns_out(result)
 
     @get("/turns", summary="A session's turns in the order they were said (a cursor page)",
-         responses=ERROR_RESPONSES)
+         responses=ERROR_RESPONSES, opt={"standby": True})
     async def list_turns(self, vault: str, session: str, services: Services, limit: int = limit_param(100),
                          cursor: str | None = CURSOR) -> Page[browse.TurnItem]:
         return await browse.list_turns(services, vault, session, limit, cursor)
