@@ -64,9 +64,9 @@ class Settings(BaseSettings):
     replica_timeout_s: float = Field(default=2.0, gt=0, description="How long a read waits for a standby's "
                                      "connection before it is served by the primary and the standby is marked down.")
     log_retention_months: dict[str, int] = Field(
-        default_factory=lambda: {"recall_log": 12, "audit_log": 24},
+        default_factory=lambda: {"recall_log": 12, "audit_log": 0},
         description="Months of each partitioned log kept: older monthly partitions are dropped by the upkeep job "
-        "(app/background/log_partitions.py); 0 keeps every month.",
+        "(app/background/log_partitions.py); 0 keeps every month (audit_log's default: the audit trail is append-only).",
     )
     pool_min_size: int = 1
     pool_max_size: int = 10

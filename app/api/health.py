@@ -19,6 +19,7 @@ class HealthController(Controller):
 
         row = await services.db.fetchone(Q.health)
         assert row is not None
+        upkeep = await services.db.fetchone(Q.upkeep_summary)  # `memvault db stats` has the details
         return {
             "status": "ok",
             "database": {"server_version": row["server_version"], "extensions": {"vector": row["vector"],
@@ -32,4 +33,5 @@ class HealthController(Controller):
             "breakers": breaker_snapshot(),
             # the hot standbys that serve reads (MEMVAULT_REPLICA_URLS): up or skipped, and how far behind
             "replicas": services.replicas.snapshot() if services.replicas is not None else [],
+            "upkeep": upkeep,
         }

@@ -45,6 +45,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     remove = replica_actions.add_parser("remove", help="stop a standby, drop its replication slot, delete it")
     remove.add_argument("name", help="as `memvault db replica list` shows it (standby1, ...)")
     remove.set_defaults(func=_replica_remove)
+    stats = actions.add_parser("stats", help="vacuum and bloat per table and index, and the log partitions")
+    stats.add_argument("--top", type=int, default=15, metavar="N", help="largest N tables and indexes (default 15)")
+    stats.add_argument("--json", action="store_true", help="everything, as JSON")
+    stats.set_defaults(func=_stats)
     dump = actions.add_parser("dump", help="pg_dump -Fc of the whole database (graphs, jobs and logs included)")
     dump.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
     dump.set_defaults(func=_dump)
@@ -163,6 +167,17 @@ def _psql(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     os.execvp(argv[0], argv)
     return 1  # not reached
+
+
+def _stats(args: argparse.Namespace) -> int:
+    import json
+
+    from app.db.stats import collect, render
+    from app.services import database_url
+
+    stats = collect(database_url(_settings()))
+    print(json.dumps(stats, indent=2, default=str) if args.json else render(stats, top=args.top))
+    return 0
 
 
 def _dump(args: argparse.Namespace) -> int:
