@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -21,7 +22,7 @@ from app.api.keys import KeyController
 from app.api.vaults import VaultController
 from app.background.api import DiscoveryController, DreamController, PersonalController, ReviewController
 from app.db.replicas import LSN_HEADER, format_lsn
-from app.errors import InvalidInput
+from app.errors import InvalidInput, MemvaultError
 from app.interfaces.inspector import InspectorController
 from app.interfaces.inspector_auth import InspectorLoginController
 from app.interfaces.inspector_review import InspectorReviewController
@@ -39,6 +40,7 @@ CONTROLLERS = (HealthController, VaultController, KeyController, MemoryControlle
 
 
 BIGINT_MAX = 2**63 - 1
+log = logging.getLogger(__name__)
 
 
 async def _ids_in_range(request: Request) -> None:
@@ -98,7 +100,12 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         handler = scope.get("route_handler")
         if handler is None or handler.opt.get("scope") == "read" or handler.opt.get("public"):
             return
-        MutableScopeHeaders.from_message(message)[LSN_HEADER] = format_lsn(await svc.replicas.primary_lsn())
+        try:
+            lsn = await svc.replicas.primary_lsn()
+        except MemvaultError as exc:  # the write is done: its answer goes out, without a position to wait for
+            log.warning("no WAL position for %s %s: %s", scope.get("method"), scope.get("path"), exc)
+            return
+        MutableScopeHeaders.from_message(message)[LSN_HEADER] = format_lsn(lsn)
 
     return Litestar(
         route_handlers=list(CONTROLLERS),
