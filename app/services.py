@@ -171,8 +171,8 @@ class Services:
         await ArchetypeIndex.load(self)
         self._recall_log = RecallLogQueue(self.db)
         s = self.settings
-        self.replicas = ReplicaSet.of(self.db, urls, max_lag_bytes=s.replica_max_lag_bytes, check_s=s.replica_check_s,
-                                      timeout=s.replica_timeout_s, min_size=s.pool_min_size,
+        self.replicas = ReplicaSet.of(self.db, urls, max_lag_bytes=s.replica_max_lag_bytes,
+                                      check_s=s.replica_check_s, timeout=s.replica_timeout_s, min_size=s.pool_min_size,
                                       max_size=s.pool_max_size)
         await self.replicas.open()
 

@@ -52,8 +52,8 @@ class Settings(BaseSettings):
     replica_urls: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Hot standbys of the database (streaming replicas), comma-separated or a JSON list: recall, "
-        "search and the read-only list routes are served by a healthy one (docs/scale.md); writes, the recall log and "
-        "access counts go to the primary. The API logs in to each as memvault_service. `memvault db replica add` "
+        "search and the read-only list routes are served by a healthy one (docs/scale.md); writes, the recall log "
+        "and access counts go to the primary. The API logs in to each as memvault_service. `memvault db replica add` "
         "sets one up next to the embedded cluster and prints its URL.",
     )
     replica_max_lag_bytes: int = Field(default=16 * 1024 * 1024, ge=0, description="A standby further behind "
@@ -62,11 +62,13 @@ class Settings(BaseSettings):
     replica_check_s: float = Field(default=2.0, gt=0, description="How often each standby's health and replay "
                                    "position are checked (shown in /health).")
     replica_timeout_s: float = Field(default=2.0, gt=0, description="How long a read waits for a standby's "
-                                     "connection before it is served by the primary and the standby is marked down.")
+                                     "connection before it is served by the primary and the standby is marked "
+                                     "down.")
     log_retention_months: dict[str, int] = Field(
         default_factory=lambda: {"recall_log": 12, "audit_log": 0},
         description="Months of each partitioned log kept: older monthly partitions are dropped by the upkeep job "
-        "(app/background/log_partitions.py); 0 keeps every month (audit_log's default: the audit trail is append-only).",
+        "(app/background/log_partitions.py); 0 keeps every month (audit_log's default: the audit trail is "
+        "append-only).",
     )
     pool_min_size: int = 1
     pool_max_size: int = 10

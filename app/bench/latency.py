@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import sys
 import itertools
@@ -45,8 +46,10 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=handler)
 
 
+@functools.cache
 def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str], list[str]]:
-    """(sentences, questions) from the dev files: real conversation, real questions."""
+    """(sentences, questions) from the dev files: real conversation, real questions (read once per process: a
+    spread run fills a thousand vaults from it; callers do not change the lists)."""
     from app.bench.data import load_locomo, load_longmemeval
     from app.bench.runtime import EVAL_DIR
 

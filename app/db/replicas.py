@@ -43,7 +43,7 @@ def parse_lsn(text: str) -> int:
     m = _LSN.match(text.strip())
     if m is None:
         raise InvalidInput(f"{LSN_HEADER}: {text[:40]!r} is not a WAL position",
-                           hint="send back the X-Memvault-LSN header of a write's response as it came (e.g. 0/3000148)")
+                           hint="send back a write's X-Memvault-LSN header as it came (e.g. 0/3000148)")
     return (int(m.group(1), 16) << 32) | int(m.group(2), 16)
 
 

@@ -38,7 +38,9 @@ def _ago(t: datetime | None) -> str:
     if t is None:
         return "never"
     s = (datetime.now(UTC) - t).total_seconds()
-    return f"{s / 86400:.1f} d ago" if s >= 86400 else f"{s / 3600:.1f} h ago" if s >= 3600 else f"{s / 60:.0f} min ago"
+    if s >= 86400:
+        return f"{s / 86400:.1f} d ago"
+    return f"{s / 3600:.1f} h ago" if s >= 3600 else f"{s / 60:.0f} min ago"
 
 
 def render(stats: dict[str, Any], *, top: int = 15) -> str:

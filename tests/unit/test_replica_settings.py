@@ -9,8 +9,9 @@ from app.errors import InvalidInput
 from app.settings import Settings
 
 
-@pytest.mark.parametrize(("text", "value"), [("0/0", 0), ("0/3000148", 0x3000148), ("16/B374D848", (0x16 << 32) | 0xB374D848),
-                                             ("FFFFFFFF/FFFFFFFF", 2**64 - 1), (" 1/a ", (1 << 32) | 10)])
+@pytest.mark.parametrize(("text", "value"), [
+    ("0/0", 0), ("0/3000148", 0x3000148), ("16/B374D848", (0x16 << 32) | 0xB374D848),
+    ("FFFFFFFF/FFFFFFFF", 2**64 - 1), (" 1/a ", (1 << 32) | 10)])
 def test_lsn_round_trip(text: str, value: int) -> None:
     assert parse_lsn(text) == value
     assert parse_lsn(format_lsn(value)) == value
