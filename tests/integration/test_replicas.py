@@ -258,3 +258,20 @@ def test_replica_add_refuses_an_external_server(pair) -> None:
                          capture_output=True, check=False)
     assert out.returncode != 0 and "MEMVAULT_REPLICA_URLS" in out.stderr
     assert os.path.isdir(pair["settings"].data_dir)
+
+
+def test_db_down_and_up_take_the_standby_along(pair) -> None:
+    def cli(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "app.cli", "db", *args], env=pair["env"], text=True,
+                             capture_output=True, check=False, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    assert "stopped standby1" in cli("down")  # the standby first, then the primary
+    assert "standby1\tstopped\t" in cli("replica", "list")
+    cli("up")
+    listed = cli("replica", "list")
+    assert "standby1\trunning\t" in listed
+    url = listed.strip().split("\t")[-1]
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        assert conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]
