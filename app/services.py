@@ -177,6 +177,9 @@ class Services:
         await self.replicas.open()
 
     async def close(self) -> None:
+        for view in self._views.values():  # access counts of recalls the standbys served, still being written
+            if "read" in view.__dict__:
+                await view.read.drain()
         if self._recall_log is not None:
             await self._recall_log.close()
         if self.replicas is not None:
