@@ -8,7 +8,7 @@ import time
 
 from app.db.connector import redact
 from app.db.migrate import upgrade
-from app.services import Services, database_url, service_url
+from app.services import Services, database_url, service_replica_urls, service_url
 from app.settings import LOG_FORMAT, get_settings
 
 __all__ = ["LOG_FORMAT", "listen", "run_worker", "serve", "serve_processes"]
@@ -126,7 +126,7 @@ async def _prepare(host: str, port: int, *, local_key: bool) -> tuple[str, str, 
     owner = database_url(settings)
     await asyncio.to_thread(upgrade, owner)  # as the tables' owner; from here on, as the service's login role
     url = service_url(settings, owner)
-    services = await Services.start(settings, url=url, ddl_url=owner)
+    services = await Services.start(settings, url=url, ddl_url=owner, replica_urls=service_replica_urls(settings))
     try:
         await _check_access(services, host, port, local_key=local_key)
     except BaseException:

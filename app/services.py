@@ -4,7 +4,8 @@ settings (``services.read``, ``services.write``, ``services.sessions`` are built
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from app.auth_limit import FailedAuthLimiter
 from app.db.connector import Database
@@ -14,6 +15,8 @@ from app.models.calls import ModelCalls
 from app.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from app.db.replicas import ReplicaSet
+    from app.read.writeback import RecallLogQueue
     from app.read.recall import ReadTrack
     from app.write.pipeline import WriteTrack
     from app.write.sessions import SessionTrack
@@ -43,8 +46,20 @@ def service_url(settings: Settings, owner_url: str | None = None) -> str:
     return with_login(owner_url or database_url(settings), SERVICE_ROLE, password)
 
 
+def service_replica_urls(settings: Settings) -> list[str]:
+    """The standbys (``MEMVAULT_REPLICA_URLS``) as the API logs in to them: as :data:`SERVICE_ROLE`."""
+    from app.db.connector import with_login
+
+    password = settings.service_db_password.get_secret_value() if settings.service_db_password else None
+    return [with_login(url, SERVICE_ROLE, password) for url in settings.replica_urls]
+
+
 class Services:
-    """Not a dataclass on purpose: Litestar injects it as an opaque dependency."""
+    """Not a dataclass on purpose: Litestar injects it as an opaque dependency.
+
+    With standbys (``replicas``), :meth:`for_reads` gives a read-only request the same services on a standby's
+    pool (``db``) whose recall log goes to the primary in batches (``log_recall``); ``writer`` is always the
+    primary's pool."""
 
     def __init__(self, *, settings: Settings, db: Database, embedder: Embedder, llm: LLM,
                  reranker: Reranker | None, rail2: Embedder | None = None) -> None:
@@ -60,6 +75,47 @@ class Services:
         self.auth_attempts = FailedAuthLimiter(per_key=settings.auth_failures_per_key,
                                                per_address=settings.auth_failures_per_address,
                                                window_s=settings.auth_failure_window_s)
+        self.replicas: ReplicaSet | None = None  # the standbys that serve reads, None: the primary serves all
+        self.primary: Services | None = None  # on a standby's view: the services of the primary
+        self._views: dict[str, Services] = {}
+        self._recall_log: RecallLogQueue | None = None
+
+    @property
+    def writer(self) -> Database:
+        """The primary's pool: where writes go, also from a request a standby serves."""
+        return self.primary.db if self.primary is not None else self.db
+
+    async def log_recall(self, vault_id: UUID, params: tuple[Any, ...]) -> dict | None:
+        """Write a recall's ``recall_log`` row (``Q.record_recall``'s parameters) and return it; on a standby's
+        view, queue it for the primary's next batch and return None (the recall does not wait for the primary)."""
+        if self.primary is not None:
+            self.primary.recall_log_queue.put(vault_id, params)
+            return None
+        return await self.db.fetchone(Q.record_recall, params, vault_id=vault_id)
+
+    @property
+    def recall_log_queue(self) -> RecallLogQueue:
+        assert self._recall_log is not None, "made with the standbys (Services.start)"
+        return self._recall_log
+
+    async def for_reads(self, lsn: str | None = None) -> Services:
+        """The services a read-only request runs on: a healthy standby's that has replayed ``lsn`` (a write's
+        ``X-Memvault-LSN``), else these (the primary's)."""
+        if self.replicas is None:
+            return self
+        from app.db.replicas import parse_lsn
+
+        standby = await self.replicas.choose(parse_lsn(lsn) if lsn else None)
+        if standby is None:
+            return self
+        view = self._views.get(standby.url)
+        if view is None:
+            view = self._views[standby.url] = Services(
+                settings=self.settings, db=standby, embedder=self.embedder, llm=self.llm, reranker=self.reranker,
+                rail2=self.rail2)
+            view.primary = self
+            view.models, view.auth_attempts = self.models, self.auth_attempts  # one pool and one count a process
+        return view
 
     @cached_property
     def judge_llm(self) -> LLM | None:
@@ -75,7 +131,8 @@ class Services:
         from app.read.prefetch import PrefetchCache
         from app.read.recall import ReadTrack
 
-        return ReadTrack(self, shortcut=PrefetchCache(self))
+        # the prefetch cache is an UNLOGGED table, which a standby cannot read: a standby's view goes without it
+        return ReadTrack(self, shortcut=PrefetchCache(self) if self.primary is None else None)
 
     @cached_property
     def write(self) -> WriteTrack:
@@ -91,10 +148,11 @@ class Services:
 
     @classmethod
     async def start(cls, settings: Settings | None = None, *, url: str | None = None,
-                    ddl_url: str | None = None) -> Services:
+                    ddl_url: str | None = None, replica_urls: list[str] | None = None) -> Services:
         """Open the pool and check that the database was embedded with the configured embedder. ``url``: the
         login (default: the owner's, as the CLI acts); the service's is :func:`service_url`, with the owner's as
-        ``ddl_url`` for the per-vault index DDL (``Database.ddl_url``)."""
+        ``ddl_url`` for the per-vault index DDL (``Database.ddl_url``). ``replica_urls``: standbys that serve
+        reads (the API passes :func:`service_replica_urls`; default none: the CLI reads from the primary)."""
         from app.models.registry import get_embedder, get_llm, get_rail2_embedder, get_reranker
 
         settings = settings or get_settings()
@@ -104,15 +162,18 @@ class Services:
         try:
             embedder = get_embedder(settings)
             await db.fetchone(Q.configure_embedder, (embedder.name, embedder.dim))
-            return cls(settings=settings, db=db, embedder=embedder, llm=get_llm(settings),
-                       reranker=get_reranker(settings), rail2=get_rail2_embedder(settings))
+            svc = cls(settings=settings, db=db, embedder=embedder, llm=get_llm(settings),
+                      reranker=get_reranker(settings), rail2=get_rail2_embedder(settings))
+            if replica_urls:
+                await svc._open_replicas(replica_urls)
+            return svc
         except BaseException:
             await db.close()
             raise
 
     @classmethod
     async def start_when_reachable(cls, settings: Settings | None = None, *, url: str | None = None,
-                                   ddl_url: str | None = None) -> Services:
+                                   ddl_url: str | None = None, replica_urls: list[str] | None = None) -> Services:
         """:meth:`start`, waiting out a database that does not answer yet (a restart, an outage): tried again
         after a pause doubling from ``worker_backoff_s`` to ``worker_backoff_max_s``. For the processes that
         ``memvault serve`` starts (an API process, the job worker), which must not die of a database restart."""
@@ -128,15 +189,36 @@ class Services:
         while True:
             started = time.monotonic()
             try:
-                return await cls.start(settings, url=url, ddl_url=ddl_url)
+                return await cls.start(settings, url=url, ddl_url=ddl_url, replica_urls=replica_urls)
             except DatabaseUnavailable as exc:
                 delay = pause.next(ran_for=time.monotonic() - started)
                 logging.getLogger(__name__).warning("database unavailable (%s); trying again in %.1f s",
                                                     exc.message.splitlines()[0], delay)
                 await asyncio.sleep(delay)
 
+    async def _open_replicas(self, urls: list[str]) -> None:
+        from app.db.replicas import ReplicaSet
+        from app.read.classify import ArchetypeIndex
+        from app.read.writeback import RecallLogQueue
+
+        # a standby cannot write the intent archetypes' embeddings: the primary does, once, before any recall
+        await ArchetypeIndex.load(self)
+        self._recall_log = RecallLogQueue(self.db)
+        s = self.settings
+        self.replicas = ReplicaSet.of(self.db, urls, max_lag_bytes=s.replica_max_lag_bytes,
+                                      check_s=s.replica_check_s, timeout=s.replica_timeout_s, min_size=s.pool_min_size,
+                                      max_size=s.pool_max_size)
+        await self.replicas.open()
+
     async def close(self) -> None:
         if "read" in self.__dict__:  # recall's write-back (access counts) finishes before the pool goes
             await self.read.drain()
+        for view in self._views.values():  # access counts of recalls the standbys served, still being written
+            if "read" in view.__dict__:
+                await view.read.drain()
+        if self._recall_log is not None:
+            await self._recall_log.close()
+        if self.replicas is not None:
+            await self.replicas.close()
         await self.db.close()
         self.models.close()

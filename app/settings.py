@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+import json
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # every process's log lines (serve, worker, mcp)
 
@@ -49,6 +50,27 @@ class Settings(BaseSettings):
         default=None,
         description="A trixie root filesystem to run the embedded server in (built there if missing), shared by "
         "several data directories; unset: data_dir/rootfs.",
+    )
+    replica_urls: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Hot standbys of the database (streaming replicas), comma-separated or a JSON list: recall, "
+        "search and the read-only list routes are served by a healthy one (docs/scale.md); writes, the recall log "
+        "and access counts go to the primary. The API logs in to each as memvault_service. `memvault db replica add` "
+        "sets one up next to the embedded cluster and prints its URL.",
+    )
+    replica_max_lag_bytes: int = Field(default=16 * 1024 * 1024, ge=0, description="A standby further behind "
+                                       "the primary than this (WAL bytes not yet replayed) serves nothing until "
+                                       "it catches up.")
+    replica_check_s: float = Field(default=2.0, gt=0, description="How often each standby's health and replay "
+                                   "position are checked (shown in /health).")
+    replica_timeout_s: float = Field(default=2.0, gt=0, description="How long a read waits for a standby's "
+                                     "connection before it is served by the primary and the standby is marked "
+                                     "down.")
+    log_retention_months: dict[str, int] = Field(
+        default_factory=lambda: {"recall_log": 12, "audit_log": 0},
+        description="Months of each partitioned log kept: older monthly partitions are dropped by the upkeep job "
+        "(app/background/log_partitions.py); 0 keeps every month (audit_log's default: the audit trail is "
+        "append-only).",
     )
     pool_min_size: int = 1
     pool_max_size: int = 10
@@ -160,6 +182,15 @@ class Settings(BaseSettings):
     auth_failures_per_key: int = Field(default=10, ge=1)
     auth_failures_per_address: int = Field(default=50, ge=1)
     auth_failure_window_s: float = Field(default=60.0, gt=0)
+
+    @field_validator("replica_urls", mode="before")
+    @classmethod
+    def _split_urls(cls, value: object) -> object:
+        """``MEMVAULT_REPLICA_URLS``: a JSON list, or URLs separated by commas or spaces."""
+        if isinstance(value, str):
+            text = value.strip()
+            return json.loads(text) if text.startswith("[") else [u for u in text.replace(",", " ").split() if u]
+        return value
 
     @property
     def embedded(self) -> bool:

@@ -808,3 +808,25 @@ SELECT pg_walfile_name(pg_current_wal_insert_lsn()) AS current,
        (SELECT count(*) FROM pg_ls_waldir() w
          WHERE w.name ~ '^[0-9A-F]{24}$' AND w.name > pg_walfile_name(pg_current_wal_insert_lsn())) AS ahead,
        (SELECT count(*) FROM pg_ls_waldir() w WHERE w.name ~ '^[0-9A-F]{24}$') AS files;
+
+-- wal_position --
+-- app/db/replicas.py: the primary's WAL position after a write committed (the X-Memvault-LSN response header)
+SELECT pg_current_wal_insert_lsn()::text AS lsn;
+
+-- standby_position --
+-- app/db/replicas.py: a standby's health check: still a standby, how far it has replayed, when it last did
+SELECT pg_is_in_recovery() AS in_recovery, pg_last_wal_replay_lsn()::text AS replay_lsn,
+       extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 AS replay_age_s;
+
+-- maintain_log_partitions --
+-- app/background/log_partitions.py: the logs' partitions made ahead and dropped past retention, as of a time
+SELECT * FROM memvault.maintain_log_partitions_v1(coalesce(%(now)s::timestamptz, now()), %(months_ahead)s,
+                                                  %(keep)s::jsonb);
+
+-- db_stats --
+-- app/db/stats.py (`memvault db stats`): size, dead rows, vacuum and estimated bloat per table and index
+SELECT * FROM memvault.db_stats_v1() ORDER BY kind DESC, bytes DESC, name;
+
+-- upkeep_summary --
+-- app/api/health.py: vacuum and log partitions in a line
+SELECT * FROM memvault.upkeep_summary_v1();

@@ -102,7 +102,8 @@ class SessionListController(Controller):
     path = "/v1/vaults/{vault:str}/sessions"
     tags = ["sessions"]
 
-    @get("/", summary="List sessions, the most recently active first", responses=ERROR_RESPONSES)
+    @get("/", summary="List sessions, the most recently active first", responses=ERROR_RESPONSES,
+         opt={"standby": True})
     async def list_sessions(self, vault: str, services: Services, v: Vault,
                             open: bool | None = Parameter(default=None, description="true: open sessions only; "
                                                                                      "false: closed ones only."),
@@ -118,7 +119,8 @@ class EntityController(Controller):
     path = "/v1/vaults/{vault:str}/entities"
     tags = ["graph"]
 
-    @get("/", summary="List the knowledge graph's entities, the most mentioned first", responses=ERROR_RESPONSES)
+    @get("/", summary="List the knowledge graph's entities, the most mentioned first", responses=ERROR_RESPONSES,
+         opt={"standby": True})
     async def list_entities(self, vault: str, services: Services, v: Vault,
                             contains: str | None = Parameter(default=None, max_length=200,
                                                              description="Text in the name or an alias."),
@@ -129,7 +131,7 @@ class EntityController(Controller):
         return page("entities", rows, limit, lambda r: [r["mention_count"], r["id"]], EntityItem.model_validate)
 
     @get("/{entity:str}/neighbourhood", summary="An entity's relations up to `hops` away (AGE graph walk)",
-         responses=ERROR_RESPONSES)
+         responses=ERROR_RESPONSES, opt={"standby": True})
     async def neighbourhood(self, vault: str, entity: str, services: Services, v: Vault,
                             hops: int = Parameter(default=1, ge=1, le=3, description="How far to walk (1-3)."),
                             as_of: datetime | None = Parameter(default=None, description="Relations valid then "

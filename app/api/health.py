@@ -47,6 +47,9 @@ async def health_report(services: Services) -> dict[str, Any]:
         "llm": getattr(services.llm, "name", type(services.llm).__name__),
         "reranker": getattr(services.reranker, "name", None) if services.reranker else "none",
         "breakers": breaker_snapshot(),
+        # the hot standbys that serve reads (MEMVAULT_REPLICA_URLS): up or skipped, and how far behind
+        "replicas": services.replicas.snapshot() if services.replicas is not None else [],
+        "upkeep": None,
     }
     try:
         row = await services.db.fetchone(Q.health, {"alive_s": settings.worker_stalled_s})
@@ -64,6 +67,7 @@ async def health_report(services: Services) -> dict[str, Any]:
     stalled = oldest is not None and oldest > stall and (last_start is None or last_start > stall)
     body["worker"] = {"alive": row["live_workers"] > 0, "live_workers": row["live_workers"],
                       "queued_jobs": row["queued_jobs"]}  # queued_jobs: as before, for existing readers
+    body["upkeep"] = await services.db.fetchone(Q.upkeep_summary)  # `memvault db stats` has the details
     body["queue"] = {"queued": row["queued_jobs"], "running": row["running_jobs"], "oldest_due_s": oldest,
                      "last_start_s": last_start, "stalled": stalled, "stall_after_s": stall}
     if not body["worker"]["alive"]:

@@ -31,7 +31,7 @@ class VaultController(Controller):
         return _out(await vaults.create_vault(services.db, data.name))
 
     @get("/", summary="List the vaults the API key may see, by name (a cursor page)", responses=ERROR_RESPONSES,
-         opt={"cross_vault": "filter"})
+         opt={"cross_vault": "filter", "standby": True})
     async def list(self, services: Services, principal: Principal, limit: int = limit_param(100),
                    cursor: str | None = CURSOR) -> Page[VaultOut]:
         after = decode_cursor("vaults", cursor)
@@ -43,7 +43,7 @@ class VaultController(Controller):
                 await vaults.get_vault(services.db, principal.vault_name)]
         return page("vaults", [{"v": v} for v in found], limit, lambda r: [r["v"].name], lambda r: _out(r["v"]))
 
-    @get("/{vault:str}", summary="One vault")
+    @get("/{vault:str}", summary="One vault", opt={"standby": True})
     async def show(self, vault: str, v: vaults.Vault) -> VaultOut:
         return _out(v)
 

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import json
+import sys
+import itertools
 import re
 import time
 from collections.abc import Iterator
@@ -36,6 +40,8 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, default=500, help="write-track batch size (default 500)")
     p.add_argument("--vault", help="use (or create) this vault instead of a scratch one")
     p.add_argument("--keep", action="store_true", help="keep the vault afterwards (with --vault)")
+    p.add_argument("--vaults", type=int, default=1, help="spread the memories across this many vaults "
+                   "(latency-spread-NNNN; fast queries round-robin; default 1)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.add_argument("--read", metavar="LEVER=V",
                    help="one read setting other than the default (e.g. search.sparse_bm25=true; the --tune syntax "
@@ -43,8 +49,10 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=handler)
 
 
+@functools.cache
 def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str], list[str]]:
-    """(sentences, questions) from the dev files: real conversation, real questions."""
+    """(sentences, questions) from the dev files: real conversation, real questions (read once per process: a
+    spread run fills a thousand vaults from it; callers do not change the lists)."""
     from app.bench.data import load_locomo, load_longmemeval
     from app.bench.runtime import EVAL_DIR
 
@@ -102,10 +110,12 @@ def percentile(xs: list[float], p: float) -> float:
     return round(s[idx], 2)
 
 
-async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, float]:
+async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0,
+               quiet: bool = False) -> tuple[int, float]:
     """Write memories until the vault holds n, through the write track's bulk path (app/write/bulk.py: batches
     of ``batch``, the vault's own HNSW index built when it crosses the size, as the worker's build_ann_indexes
-    job would); returns (memories, seconds spent writing)."""
+    job would); returns (memories, seconds spent writing). ``skip``: texts of the corpus left to other vaults
+    (app/bench/spread.py); ``quiet``: no progress bar."""
     from app.bench.harness import ensure_rail2
     from app.bench.runtime import progress
     from app.write.bulk import BulkConfig, BulkIngest
@@ -123,9 +133,9 @@ async def fill(services: Any, vault: Any, n: int, batch: int) -> tuple[int, floa
     bulk = BulkIngest(services, BulkConfig(batch_items=batch))
     start = datetime(2024, 1, 1, tzinfo=UTC)
     seconds = 0.0
-    bar = progress(n, "ingest", "mem")
+    bar = progress(n, "ingest", "mem", disable=quiet)
     bar.update(have)
-    source = texts(sentences, 10 * n)
+    source = itertools.islice(texts(sentences, 10 * n + skip), skip, None)
     i = 0
     while have < n:
         chunk = []
@@ -204,6 +214,9 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         fast = await timed("fast", queries)
         slow = await timed("slow", slow_queries)
         size = await services.db.fetchone("SELECT pg_database_size(current_database()) AS b")
+        from app.bench.spread import ann_recall
+
+        ann = await ann_recall(services, [vault], qs[:100])
         return {
             "memories": memories,
             "fast_p50_ms": percentile(fast, 50), "fast_p95_ms": percentile(fast, 95),
@@ -213,6 +226,7 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
             "db_mb": round(int(size["b"]) / 2**20, 1),
             "index_build_s": round(index_build_s, 2),
             "wall_s": round(time.perf_counter() - t0, 1),
+            "ann": ann,
         }
 
 
@@ -241,10 +255,23 @@ def handler(args: argparse.Namespace) -> int:
         config = next(iter(settings.values()))
 
     async def core(services: Any) -> dict[str, Any]:
+        if args.vaults > 1:
+            from app.bench.spread import run_spread
+
+            return await run_spread(services, args.memories, args.vaults, queries=args.queries, batch=args.batch,
+                                    keep=args.keep)
         return await run_latency(services, args.memories, queries=args.queries, slow_queries=args.slow_queries,
                                  batch=args.batch, vault_name=args.vault, keep=args.keep, config=config)
 
+    if args.vaults < 1 or args.vaults > args.memories:
+        print("memvault: --vaults: between 1 and --memories", file=sys.stderr)
+        return 2
     result = run_bench(core)
+    if args.vaults > 1:
+        print(json.dumps(result, indent=2))
+        write_json(args.json_path, result)
+        return 0
     print(format_table(result))
-    write_json(args.json_path, {k: result[k] for k in KEYS})
+    print("ANN (each vault's own HNSW index against exact search): " + json.dumps(result["ann"]))
+    write_json(args.json_path, {**{k: result[k] for k in KEYS}, "ann": result["ann"]})
     return 0

@@ -142,11 +142,12 @@ def write_json(path: str | Path | None, payload: dict) -> None:
     print(f"wrote {p}", file=sys.stderr)
 
 
-def progress(total: int, desc: str, unit: str = "it"):
-    """A tqdm bar on stderr."""
+def progress(total: int, desc: str, unit: str = "it", *, disable: bool = False):
+    """A tqdm bar on stderr (``disable``: none)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False,
+                disable=disable)
 
 
 def conditions_note() -> str:

@@ -1,4 +1,5 @@
-"""``memvault db up | down | status | url | psql``: the embedded PostgreSQL, or MEMVAULT_DATABASE_URL."""
+"""``memvault db up | down | status | url | psql | replica | dump | restore``: the embedded PostgreSQL (and its
+standbys), or MEMVAULT_DATABASE_URL."""
 
 from __future__ import annotations
 
@@ -34,6 +35,20 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     psql.add_argument("args", nargs=argparse.REMAINDER)
     psql.set_defaults(func=_psql)
+    replica = actions.add_parser("replica", help="streaming standbys of the embedded cluster, which serve recall "
+                                 "and the read-only routes (MEMVAULT_REPLICA_URLS)")
+    replica_actions = replica.add_subparsers(dest="replica_command", required=True, metavar="ACTION")
+    replica_actions.add_parser("add", help="copy the embedded cluster into a new hot standby (pg_basebackup -R), "
+                               "start it; prints its URL last").set_defaults(func=_replica_add)
+    replica_actions.add_parser("list", help="each standby's name, URL and whether it runs").set_defaults(
+        func=_replica_list)
+    remove = replica_actions.add_parser("remove", help="stop a standby, drop its replication slot, delete it")
+    remove.add_argument("name", help="as `memvault db replica list` shows it (standby1, ...)")
+    remove.set_defaults(func=_replica_remove)
+    stats = actions.add_parser("stats", help="vacuum and bloat per table and index, and the log partitions")
+    stats.add_argument("--top", type=int, default=15, metavar="N", help="largest N tables and indexes (default 15)")
+    stats.add_argument("--json", action="store_true", help="everything, as JSON")
+    stats.set_defaults(func=_stats)
     dump = actions.add_parser("dump", help="pg_dump -Fc of the whole database (graphs, jobs and logs included)")
     dump.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
     dump.set_defaults(func=_dump)
@@ -56,8 +71,39 @@ def _say(message: str) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     from app.db.provision import ensure_server
+    from app.db.standby import start_standbys
 
-    print(ensure_server(_settings(), progress=_say).url)
+    url = ensure_server(_settings(), progress=_say).url
+    start_standbys(_settings(), progress=_say)
+    print(url)
+    return 0
+
+
+def _replica_add(args: argparse.Namespace) -> int:
+    from app.db.standby import add_standby, standby_urls
+
+    url = add_standby(_settings(), progress=_say)
+    urls = ",".join(u for _, u, _ in standby_urls(_settings()))
+    _say(f"the API reads from it with MEMVAULT_REPLICA_URLS={urls} (then restart `memvault serve`)")
+    print(url)
+    return 0
+
+
+def _replica_list(args: argparse.Namespace) -> int:
+    from app.db.standby import standby_urls
+
+    rows = standby_urls(_settings())
+    for name, url, running in rows:
+        print(f"{name}\t{'running' if running else 'stopped'}\t{url}")
+    if not rows:
+        _say("no standbys: `memvault db replica add` sets one up")
+    return 0
+
+
+def _replica_remove(args: argparse.Namespace) -> int:
+    from app.db.standby import remove_standby
+
+    remove_standby(_settings(), args.name, progress=_say)
     return 0
 
 
@@ -127,6 +173,17 @@ def _psql(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     os.execvp(argv[0], argv)
     return 1  # not reached
+
+
+def _stats(args: argparse.Namespace) -> int:
+    import json
+
+    from app.db.stats import collect, render
+    from app.services import database_url
+
+    stats = collect(database_url(_settings()))
+    print(json.dumps(stats, indent=2, default=str) if args.json else render(stats, top=args.top))
+    return 0
 
 
 def _dump(args: argparse.Namespace) -> int:

@@ -86,6 +86,10 @@ def _translate(exc: Exception) -> MemvaultError:
     if _is_nul(exc):
         return InvalidInput("the text contains a NUL character (\\u0000), which PostgreSQL cannot store",
                             hint="remove the NUL characters; the request was not stored")
+    if isinstance(exc, pgerrors.SerializationFailure) and "recovery" in str(exc):
+        # a hot standby cancelled the statement to replay the primary's WAL: a retry is served afresh
+        return DatabaseUnavailable(f"a standby cancelled the read: {str(exc).strip()}",
+                                   hint="retry; the next read may be served by another server")
     if isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled):
         return DatabaseUnavailable(f"database unavailable: {exc}", hint="is the server up? try `memvault db status`")
     sqlstate = getattr(exc, "sqlstate", None)
@@ -159,7 +163,7 @@ class Database:
     """
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0,
-                 ddl_url: str | None = None) -> None:
+                 ddl_url: str | None = None, check: Any = None, name: str = "memvault") -> None:
         self.url = url
         # The tables' owner, for the one thing the service's role may not do: a vault's own HNSW index, built and
         # dropped CONCURRENTLY (app/db/ann_index.py), which takes the table's owner and cannot run inside a
@@ -167,7 +171,9 @@ class Database:
         # memvault.ann_index_ddl_v1 writes; nothing else ever uses it. None: ``url`` (already the owner's).
         self.ddl_url = ddl_url or url
         self._closing = None  # the pool replaced after an outage, while it closes
-        self._pool_options = {"min_size": min_size, "max_size": max_size, "timeout": timeout}
+        # check: e.g. AsyncConnectionPool.check_connection, a dropped connection found before use (the standbys')
+        self._pool_options = {"min_size": min_size, "max_size": max_size, "timeout": timeout, "check": check,
+                              "name": name}
         self.pool = self._new_pool()
         # A restart or an outage of the server: refused at once with 503 until a probe reaches it again, then
         # served by a new pool (the old one's reconnection attempts back off up to half a minute).
@@ -180,7 +186,6 @@ class Database:
             open=False,
             configure=configure_connection,
             kwargs={"row_factory": dict_row, "autocommit": False},
-            name="memvault",
         )
 
     async def _renew_pool(self) -> None:
@@ -326,6 +331,19 @@ class Database:
         async with self.transaction(vault_id, pipeline=True) as conn:
             cur = await conn.execute(query, params)
         return await cur.fetchone()
+
+
+async def scope(conn: psycopg.AsyncConnection, vault_id: UUID | None) -> None:
+    """The transaction's scope: a vault (as ``memvault_app``, row-level security on), or the login role; and its
+    actor (``current_actor``) for the audit triggers."""
+    if vault_id is not None:
+        await conn.execute(
+            "SELECT set_config('memvault.vault_id', %s, true), set_config('memvault.actor', %s, true),"
+            " set_config('role', 'memvault_app', true)",
+            (str(vault_id), current_actor.get() or ""),
+        )
+    elif (actor := current_actor.get()) is not None:
+        await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
 
 
 def with_login(url: str, user: str, password: str | None = None) -> str:

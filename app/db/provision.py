@@ -27,7 +27,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.db import cluster
@@ -173,6 +173,8 @@ def stop_server(settings: Settings, progress: Progress = quiet) -> bool:
     with file_lock(data_dir / "embedded.lock", progress):
         state = _load_state(data_dir)
         rt = _runtime_from_state(state) if state.get("mode") else None
+        if rt is not None:
+            _stop_standbys(rt, state, CommandLog(data_dir / "logs" / "provision.log"), progress)
         alive = cluster.running(rt) if rt else None
         if rt is None or alive is None:
             progress("embedded PostgreSQL is not running")
@@ -190,6 +192,15 @@ def stop_server(settings: Settings, progress: Progress = quiet) -> bool:
             f" in {time.monotonic() - started:.1f} s"
         )
         return True
+
+
+def _stop_standbys(rt: cluster.Runtime, state: dict, log: CommandLog, progress: Progress) -> None:
+    """The standbys of the embedded cluster (app/db/standby.py) stop before it does."""
+    for entry in state.get("standbys", []):
+        srt = replace(rt, cluster_dir=entry["cluster_dir"])
+        if cluster.running(srt) is not None:
+            cluster.stop(srt, log)
+            progress(f"stopped {entry['name']} (a standby, on 127.0.0.1:{entry['port']})")
 
 
 def server_status(settings: Settings) -> Status:

@@ -19,7 +19,7 @@ class RecallController(Controller):
     tags = ["recall"]
 
     @post("/", summary="Recall memories for a query: cards, cascade_cards and meta", status_code=200,
-          opt={"scope": "read"})
+          opt={"scope": "read", "standby": True})
     async def recall(self, vault: str, data: RecallIn, services: Services, v: Vault) -> RecallOut:
         result = await recall(services, v, data.query, RecallOptions(
             format=data.format, token_budget=data.token_budget, as_of=data.as_of, known_at=data.known_at,

@@ -127,7 +127,7 @@ class ReadTrack:
             try:
                 # Access counts are not worth a WAL flush: commit without waiting for the disk.
                 # One round trip: BEGIN, scope, the update and COMMIT sent together (its result is not read).
-                async with self.services.db.transaction(vault.id, pipeline=True) as conn:
+                async with self.services.writer.transaction(vault.id, pipeline=True) as conn:  # the primary's
                     await conn.execute(Q.touch_blocks, (ids, at))
             except Exception:  # a lost access count must not fail anything; it is logged
                 log.exception("recall write-back failed for vault %s", vault.id)
@@ -232,15 +232,16 @@ class ReadTrack:
         ids = [c.id for c in packed.cards] + [c.id for c in packed.cascade_cards if c.id > 0]
         crag = meta.get("crag") or {}
         with clock.stage("writeback"):
-            # The log travels with the unit's COMMIT (one round trip); its row is read once committed.
-            cur = await (await unit.conn()).execute(
-                Q.record_recall,
-                (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
-                 meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
-                 prefetch_hit, json.dumps(sanitizer.audits), False),
-            )
-            await unit.close()
-            logged = await cur.fetchone()
+            params = (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
+                      meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
+                      prefetch_hit, json.dumps(sanitizer.audits), False)
+            if self.services.primary is not None:  # a standby's view: queued for the primary's next batch
+                await unit.close()
+                logged = await self.services.log_recall(vault.id, params)
+            else:  # the log travels with the unit's COMMIT (one round trip); its row is read once committed
+                cur = await (await unit.conn()).execute(Q.record_recall, params)
+                await unit.close()
+                logged = await cur.fetchone()
         if options.writeback and ids:
             self._touch(vault, ids)
         COUNTERS.incr("recall.total")

@@ -69,7 +69,8 @@ class MemoryController(Controller):
             return WriteOut.model_validate(stored)
         return WriteOut.model_validate({"results": _items_out(results)})
 
-    @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES)
+    @get("/", summary="List memories, newest first, with filters (a cursor page)", responses=ERROR_RESPONSES,
+         opt={"standby": True})
     async def list(
         self, vault: str, services: Services, v: Vault,
         category: Category | None = None, kind: browse.Kind | None = None,
@@ -106,7 +107,7 @@ class MemoryController(Controller):
         return FeedbackOut.model_validate(await feedback_memory(services, v, block_id, data.value, note=data.note))
 
     @get("/{block_id:int}", summary="One memory, with its earlier versions and every place it was said",
-         responses=ERROR_RESPONSES)
+         responses=ERROR_RESPONSES, opt={"standby": True})
     async def show(self, vault: str, block_id: int, services: Services, v: Vault) -> MemoryOut:
         row = await get_memory(services, v, block_id)
         return MemoryOut.model_validate(row)
@@ -151,7 +152,7 @@ class SessionController(Controller):
         return _turns_out(result)
 
     @get("/turns", summary="A session's turns in the order they were said (a cursor page)",
-         responses=ERROR_RESPONSES)
+         responses=ERROR_RESPONSES, opt={"standby": True})
     async def list_turns(self, vault: str, session: str, services: Services, v: Vault,
                          limit: int = limit_param(100),
                          cursor: str | None = CURSOR) -> Page[browse.TurnItem]:

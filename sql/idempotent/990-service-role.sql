@@ -91,7 +91,11 @@ BEGIN
         -- overdue review items (in a vault transaction: that vault's only)
         ['memvault.review_sweep_v1(timestamp with time zone, interval)', 'memvault_app'],
         -- the intent classifier's shared archetypes, embedded once per embedder
-        ['memvault.set_archetype_embeddings_v1(text, bigint[], vector[])', '']
+        ['memvault.set_archetype_embeddings_v1(text, bigint[], vector[])', ''],
+        -- upkeep (160-upkeep.sql): the logs' monthly partitions, vacuum and bloat for `db stats` and /health
+        ['memvault.maintain_log_partitions_v1(timestamp with time zone, integer, jsonb)', ''],
+        ['memvault.db_stats_v1()', ''],
+        ['memvault.upkeep_summary_v1(timestamp with time zone)', '']
     ]
     LOOP
         v_fn := v_entry[1]::regprocedure;

@@ -1,0 +1,105 @@
+"""``memvault bench latency --memories N --vaults V``: the same N memories spread across V vaults (N / V each, every
+vault its own slice of the corpus), fast recalls round-robin over the vaults; and, for any run, the ANN quality of
+each vault's own HNSW index: recall@10 against exact search of the same vault, for the dev files' real questions,
+at several ``hnsw.ef_search``.
+
+A vault's index is partial (``WHERE vault_id = ...``, app/db/ann_index.py), so its graph holds that vault's rows
+only: the filter cannot cost recall the way pgvector's post-filtering does over one index of every vault. A vault
+below 5,000 memories has no index and is searched exactly (recall 1 by construction; reported as such).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from psycopg import sql
+
+EF_SEARCH = (40, 100)  # 40: pgvector's default
+HNSW = {"m": 16, "ef_construction": 64}  # memvault.ann_index_ddl_v1
+
+
+async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, k: int = 10) -> dict[str, Any]:
+    """recall@k of each indexed vault's HNSW search against exact search in it, averaged over questions and vaults,
+    per ef_search; with the settings used and how many vaults had an index."""
+    indexed = []
+    for v in vaults:
+        row = await services.db.fetchone("SELECT memvault.has_ann_index_v1(%s) AS has", (v.id,))
+        if row and row["has"]:
+            indexed.append(v)
+    out: dict[str, Any] = {"hnsw": HNSW, "k": k, "vaults_indexed": len(indexed), "vaults": len(vaults),
+                           "questions": len(questions)}
+    if not indexed:
+        out["note"] = "no vault reached 5,000 memories: every search is exact (recall 1 by construction)"
+        return out
+    vecs = await asyncio.to_thread(lambda: [services.embedder.embed_query(q) for q in questions])
+    search = ("SELECT id FROM memvault.block WHERE vault_id = %s AND embedding IS NOT NULL "
+              "ORDER BY embedding <=> %s LIMIT %s")
+    exact: dict[tuple[int, int], set[int]] = {}
+    async with services.db.transaction() as conn:
+        await conn.execute("SET LOCAL enable_indexscan = off")
+        await conn.execute("SET LOCAL enable_bitmapscan = off")
+        for vi, v in enumerate(indexed):
+            for qi, vec in enumerate(vecs):
+                exact[vi, qi] = {r["id"] for r in await (await conn.execute(search, (v.id, vec, k))).fetchall()}
+    for ef in EF_SEARCH:
+        hits, ms = [], []
+        async with services.db.transaction() as conn:
+            await conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
+            plan = await (await conn.execute("EXPLAIN " + search, (indexed[0].id, vecs[0], k))).fetchall()
+            out["index_used"] = any("block_ann_" in next(iter(r.values())) for r in plan)
+            for vi, v in enumerate(indexed):
+                for qi, vec in enumerate(vecs):
+                    t = time.perf_counter()
+                    got = {r["id"] for r in await (await conn.execute(search, (v.id, vec, k))).fetchall()}
+                    ms.append((time.perf_counter() - t) * 1000)
+                    want = exact[vi, qi]
+                    hits.append(len(got & want) / max(1, len(want)))
+        ms.sort()
+        out[f"ef_search_{ef}"] = {"recall_at_k": round(sum(hits) / len(hits), 4),
+                                  "p50_ms": round(ms[len(ms) // 2], 2), "p95_ms": round(ms[int(len(ms) * 0.95)], 2)}
+    return out
+
+
+async def run_spread(services: Any, n: int, vaults: int, *, queries: int, batch: int, keep: bool) -> dict[str, Any]:
+    """N memories across ``vaults`` vaults named latency-spread-NNNN (kept with ``keep``, refilled only if short)."""
+    from app.bench.latency import corpus, fill, percentile
+    from app.bench.runtime import progress
+    from app.read.config import RecallOptions
+    from app.read.recall import recall
+    from app.vaults import drop_vault, get_or_create_vault
+
+    per = max(1, n // vaults)
+    made = [await get_or_create_vault(services.db, f"latency-spread-{i:04d}") for i in range(vaults)]
+    try:
+        t0, memories, ingest_s = time.perf_counter(), 0, 0.0
+        bar = progress(vaults, "vaults", "vault")
+        for i, v in enumerate(made):
+            have, seconds = await fill(services, v, per, batch, skip=i * per, quiet=True)
+            memories, ingest_s = memories + have, ingest_s + seconds
+            bar.update(1)
+        bar.close()
+        _, qs = await asyncio.to_thread(corpus)
+        qs = qs or ["What did I say about my trip?"]
+        for i in range(10):  # warm caches and pools
+            await recall(services, made[i % vaults], qs[i % len(qs)], RecallOptions(thinking="fast",
+                                                                                  use_prefetch=False))
+        fast: list[float] = []
+        for i in range(queries):
+            t = time.perf_counter()
+            await recall(services, made[(i * 7919) % vaults], qs[(10 + i) % len(qs)],
+                         RecallOptions(thinking="fast", use_prefetch=False))
+            fast.append((time.perf_counter() - t) * 1000)
+        size = await services.db.fetchone("SELECT pg_database_size(current_database()) AS b")
+        ann = await ann_recall(services, made, qs[:100])
+        return {"memories": memories, "vaults": vaults, "per_vault": per,
+                "fast_p50_ms": percentile(fast, 50), "fast_p95_ms": percentile(fast, 95),
+                "fast_p99_ms": percentile(fast, 99),
+                "ingest_per_s": round(memories / ingest_s, 1) if ingest_s > 0 else None,
+                "db_mb": round(int(size["b"]) / 2**20, 1), "ann": ann, "wall_s": round(time.perf_counter() - t0, 1)}
+    finally:
+        await services.read.drain()
+        if not keep:
+            for v in made:
+                await drop_vault(services.db, v.name)
