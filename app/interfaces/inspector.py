@@ -232,7 +232,7 @@ async def _search_section(services: Services, vault: Vault, text: str | None, ca
 
     filters = {"contains": (text or "").strip() or None, "category": category or None,
                "state": which if which in ("current", "superseded", "retracted", "all") else "current"}
-    found = await list_memories(services, vault.name, filters, 50, cursor)
+    found = await list_memories(services, vault, filters, 50, cursor)
     if not found.items:
         return "<h2>Search</h2><p>No memory matches.</p>"
     table = _table(["id", "memory", "category", "state", "valid from", "recorded", "feedback"], [
