@@ -79,32 +79,32 @@ async def active_key_count(db: Database) -> int:
     return int(row["n"]) if row else 0
 
 
-def local_key_path(settings) -> Path:
-    """Where `serve --local-key` keeps the admin key of the database it serves: one file per database name, so
-    serving another database never overwrites the key of the first. The default database (``memvault``, embedded
-    or at MEMVAULT_DATABASE_URL, as in docker/) keeps the plain name the README shows: ``<data dir>/api_key``."""
+def local_key_paths(settings) -> tuple[Path, Path]:
+    """Where `serve --local-key` may keep the admin key of the database it serves: the plain file the README
+    shows (``<data dir>/api_key``), or, when that one holds another database's key, a file named for this
+    database (``api_key.<name>``): serving a second database never overwrites the first one's key."""
     import re
     from urllib.parse import urlsplit
 
     base = settings.data_dir.expanduser() / settings.local_key_file
     name = urlsplit(settings.database_url).path.lstrip("/") if settings.database_url else settings.db_name
-    if not name or name == type(settings).model_fields["db_name"].default:
-        return base
-    return base.with_name(f"{base.name}.{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}")
+    return base, base.with_name(f"{base.name}.{re.sub(r'[^A-Za-z0-9_.-]', '_', name or 'postgres')}")
 
 
-async def ensure_local_key(db: Database, path: Path) -> tuple[str, bool]:
-    """The local admin key of ``make serve``: the one stored at ``path`` (mode 0600) if it still works in this
-    database, else a new one written there. Returns (key, created)."""
-    if path.is_file():
-        key = path.read_text(encoding="utf-8").strip()
-        try:
-            principal = await authenticate(db, key)
-        except Unauthorized:
-            pass
-        else:
+async def ensure_local_key(db: Database, paths: tuple[Path, Path]) -> tuple[str, bool, Path]:
+    """The local admin key of ``make serve``: the one stored in either of ``paths`` (mode 0600) if it works in this
+    database, else a new one, written to the plain path if it is free, else to this database's own. Returns (key,
+    created, path)."""
+    for path in paths:
+        if path.is_file():
+            key = path.read_text(encoding="utf-8").strip()
+            try:
+                principal = await authenticate(db, key)
+            except Unauthorized:
+                continue
             if principal.scope == "admin" and principal.all_vaults:
-                return key, False
+                return key, False, path
+    path = paths[0] if not paths[0].exists() else paths[1]
     key, _ = await create_key(db, scope="admin", name=f"local admin key ({path})")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -112,5 +112,5 @@ async def ensure_local_key(db: Database, path: Path) -> tuple[str, bool]:
         f.write(key + "\n")
     os.chmod(path.with_suffix(".tmp"), 0o600)
     os.replace(path.with_suffix(".tmp"), path)
-    return key, True
+    return key, True, path
 

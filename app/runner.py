@@ -79,11 +79,10 @@ def is_loopback(host: str) -> bool:
 async def _check_access(services: Services, host: str, port: int, *, local_key: bool) -> None:
     """``--local-key``: make (once) and show the local admin key; a non-loopback bind with no active key: refuse."""
     from app.errors import ConfigError
-    from app.keys import active_key_count, ensure_local_key, local_key_path
+    from app.keys import active_key_count, ensure_local_key, local_key_paths
 
     if local_key:
-        path = local_key_path(services.settings)
-        key, created = await ensure_local_key(services.db, path)
+        key, created, path = await ensure_local_key(services.db, local_key_paths(services.settings))
         print(f"memvault: {'created a' if created else 'the'} local admin key, in {path} (mode 0600); use it:\n"
               f"  export MEMVAULT_API_KEY=$(cat {path})\n"
               f'  curl -H "Authorization: Bearer $MEMVAULT_API_KEY" http://{host}:{port}/v1/vaults',

@@ -76,7 +76,7 @@ def handler(args: argparse.Namespace) -> int:
 
     settings = get_settings().model_copy(update={"embedder": "use", "llm": "heuristic", "reranker": "none"})
     if args.memories:
-        from app.bench.latency import corpus, texts
+        from app.bench.corpus import corpus, texts
 
         sentences, _ = corpus(args.longmemeval, args.locomo)
         result = run_bench(lambda services: run_bulk_memories(services, list(texts(sentences, args.memories)),

@@ -64,7 +64,7 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
 
 async def run_spread(services: Any, n: int, vaults: int, *, queries: int, batch: int, keep: bool) -> dict[str, Any]:
     """N memories across ``vaults`` vaults named latency-spread-NNNN (kept with ``keep``, refilled only if short)."""
-    from app.bench.latency import corpus, fill, percentile
+    from app.bench.corpus import corpus, fill, percentile
     from app.bench.runtime import progress
     from app.read.config import RecallOptions
     from app.read.recall import recall

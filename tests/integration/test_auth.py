@@ -160,7 +160,6 @@ async def test_key_cli_create_list_revoke(db_url, services, monkeypatch, capsys)
 
 
 async def test_serve_refuses_other_hosts_without_keys_and_makes_a_local_key(services, tmp_path) -> None:
-    from app.keys import local_key_path
     from app.runner import _check_access, is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
@@ -173,21 +172,27 @@ async def test_serve_refuses_other_hosts_without_keys_and_makes_a_local_key(serv
     svc = type(services)(settings=local, db=services.db, embedder=services.embedder, llm=services.llm,
                          reranker=None)
     await _check_access(svc, "0.0.0.0", 8420, local_key=True)  # makes the key first, so this host is allowed
-    path = local_key_path(local)
-    assert path.parent == tmp_path
-    # one key file per database: serving another one never overwrites this one's key
-    assert local_key_path(local.model_copy(update={"db_name": "other", "database_url": None})).name == "api_key.other"
-    assert local_key_path(local.model_copy(update={"database_url": "postgresql://u@db.example:5433/mv"})).name == \
-        "api_key.mv"
-    assert local_key_path(local.model_copy(update={"database_url": "postgresql://u@db:5432/memvault"})).name == \
-        "api_key"  # docker/'s
-    assert local_key_path(local.model_copy(update={"database_url": None})).name == "api_key"  # the README's
+    path = tmp_path / "api_key"  # the README's: the first database served from a data directory
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     key = path.read_text().strip()
     principal = await authenticate(services.db, key)
     assert (principal.scope, principal.all_vaults) == ("admin", True)
     await _check_access(svc, "127.0.0.1", 8420, local_key=True)
     assert path.read_text().strip() == key  # made once
+
+
+async def test_a_second_database_gets_a_key_file_of_its_own(services, tmp_path) -> None:
+    """`serve --local-key` on another database beside the first never overwrites the first one's key file."""
+    from app.keys import ensure_local_key, local_key_paths
+
+    first = tmp_path / "api_key"
+    first.write_text("mvk_someone_elses_key\n")  # a key of another database: not valid in this one
+    paths = local_key_paths(services.settings.model_copy(update={"data_dir": tmp_path, "database_url": None,
+                                                                 "db_name": "second"}))
+    key, created, path = await ensure_local_key(services.db, paths)
+    assert created and path.name == "api_key.second" and first.read_text() == "mvk_someone_elses_key\n"
+    again, created, same = await ensure_local_key(services.db, paths)
+    assert (again, created, same) == (key, False, path)
 
 
 async def test_mcp_and_hooks_act_with_a_key(services, vault) -> None:

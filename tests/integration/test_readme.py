@@ -170,6 +170,18 @@ async def test_the_readme_examples_run_as_written(db_url, tmp_path) -> None:
                             if r.stdout:
                                 assert json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
                     handled.add(i)
+                elif lang == "bash" and first.startswith("export MEMVAULT_DATABASE_URL="):
+                    # an external server: the block as written, against a second database of the test's server
+                    # (which it creates), in a subshell so the export does not outlive it
+                    second = f"mv_readme_ext_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+                    url = db_url.rsplit("/", 1)[0] + f"/{second}"
+                    try:
+                        out = shell.run("(\n" + body.replace(first, f"export MEMVAULT_DATABASE_URL={url}") + ")")
+                        assert f"created the database {second}" in out, out
+                    finally:
+                        with psycopg.connect(db_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+                            conn.execute(f'DROP DATABASE IF EXISTS "{second}" WITH (FORCE)')
+                    handled.add(i)
                 elif lang == "bash" and first.startswith("memvault db psql"):
                     [(sql_lang, sql)] = blocks[i + 1:i + 2]
                     assert sql_lang == "sql"

@@ -1,0 +1,126 @@
+"""The text `bench latency` fills vaults with and the numbers it reports: the corpus of the dev files' real
+sentences, the filling of a vault through the write track, percentiles. Shared by the one-vault run
+(app/bench/latency.py) and the spread run (app/bench/spread.py), which import it, not each other."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import json
+import re
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+_SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+@functools.cache
+def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str], list[str]]:
+    """(sentences, questions) from the dev files: real conversation, real questions (read once per process: a
+    spread run fills a thousand vaults from it; callers do not change the lists)."""
+    from app.bench.data import load_locomo, load_longmemeval
+    from app.bench.runtime import EVAL_DIR
+
+    sentences: dict[str, None] = {}
+    questions: dict[str, None] = {}
+    lme = lme or EVAL_DIR / "longmemeval_s_dev.json.gz"
+    loc = loc or EVAL_DIR / "locomo_dev.json"
+    for q in load_longmemeval(lme) if lme.exists() else []:
+        questions[q.question] = None
+        for s in q.sessions:
+            for t in s.turns:
+                for sent in _SENT.split(t.content):
+                    sent = sent.strip(" *-#\t")
+                    if 25 <= len(sent) <= 600:
+                        sentences[sent] = None
+    for conv in load_locomo(loc) if loc.exists() else []:
+        for qa in conv.qa:
+            questions[qa.question] = None
+        for s in conv.sessions:
+            for t in s.turns:
+                if len(t.content) >= 20:
+                    sentences[t.content] = None
+    if not sentences:
+        from app.errors import InvalidInput
+
+        raise InvalidInput(f"no conversation text to build a corpus from: neither {lme} nor {loc} exists or has turns",
+                           hint="run from a checkout with ../shared/eval (the dev files) beside it")
+    return list(sentences), list(questions)
+
+
+def texts(sentences: list[str], n: int) -> Iterator[str]:
+    """n texts: every sentence once, then neighbouring pairs (i, i + k) for growing k; fewer when the pairs run
+    out (a corpus of m sentences has m * (m + 1) / 2 texts)."""
+    made = 0
+    for s in sentences:
+        if made >= n:
+            return
+        yield s
+        made += 1
+    k = 1
+    while made < n and k < len(sentences):
+        for i in range(len(sentences) - k):
+            if made >= n:
+                return
+            yield f"{sentences[i]} {sentences[i + k]}"
+            made += 1
+        k += 1
+
+
+def percentile(xs: list[float], p: float) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    idx = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return round(s[idx], 2)
+
+
+async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0,
+               quiet: bool = False) -> tuple[int, float]:
+    """Write memories until the vault holds n, through the write track's bulk path (app/write/bulk.py: batches
+    of ``batch``, the vault's own HNSW index built when it crosses the size, as the worker's build_ann_indexes
+    job would); returns (memories, seconds spent writing). ``skip``: texts of the corpus left to other vaults
+    (app/bench/spread.py); ``quiet``: no progress bar."""
+    from app.bench.harness import ensure_rail2
+    from app.bench.runtime import progress
+    from app.write.bulk import BulkConfig, BulkIngest
+    from app.write.items import WriteItem
+
+    async def count() -> int:
+        row = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE retracted_at IS NULL",
+                                         vault_id=vault.id)
+        return int(row["n"])
+
+    have = await count()
+    if have >= n:
+        return have, 0.0
+    sentences, _ = await asyncio.to_thread(corpus)
+    bulk = BulkIngest(services, BulkConfig(batch_items=batch))
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    seconds = 0.0
+    bar = progress(n, "ingest", "mem", disable=quiet)
+    bar.update(have)
+    source = itertools.islice(texts(sentences, 10 * n + skip), skip, None)
+    i = 0
+    while have < n:
+        chunk = []
+        for text in source:
+            chunk.append(WriteItem(content=text, said_at=start + timedelta(minutes=7 * i),
+                                   source_kind="user" if i % 2 == 0 else "assistant",
+                                   session_id=f"lat-{i // 40}"))
+            i += 1
+            if len(chunk) >= n - have:
+                break
+        if not chunk:
+            break
+        t0 = time.perf_counter()
+        results = await bulk.memories(vault, chunk, progress=bar.update)
+        seconds += time.perf_counter() - t0
+        have += sum(1 for r in results if r.decision == "CREATE")
+    bar.close()
+    await ensure_rail2(services, vault.id)  # the second rail's worker job (when configured), not timed
+    return await count(), seconds
