@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
+from procrastinate import RetryStrategy
+
 from app.worker.app import app
 from app.worker.catalogue import GRAPH_BUILD as TASK
 from app.worker.catalogue import GRAPH_QUEUE as QUEUE
@@ -15,7 +17,10 @@ from app.worker.context import get_services
 log = logging.getLogger(__name__)
 
 
-@app.task(name=TASK, queue=QUEUE, retry=2)
+# Retried with a pause doubling from 4 s: an attempt that failed because the database was restarting or away
+# (`memvault serve` rides that out) is tried again after it is back, not three times within the outage (the
+# restart test saw a graph build fail for good that way). 8 attempts, 4 s to 8.5 min apart (~17 min in all).
+@app.task(name=TASK, queue=QUEUE, retry=RetryStrategy(max_attempts=8, exponential_wait=2))
 async def build_graph(vault_id: str, block_ids: list[int]) -> dict:
     from app.write.graph import GraphBuild
 
