@@ -283,7 +283,7 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v2(uuid, text[], double precisio
                                                   double precision) TO memvault_app;
 
 -- A second dense query's rail (fast_search_v1's focus_dense_w): the vault's blocks nearest p_qvec, exactly or through
--- the vault's HNSW index, with the dense rail's filters. The dense rail itself stays inline in fast_search_v1.
+-- the vault's HNSW index, with the dense rail's filters; fast_search_v1's dense rail and its focus query both.
 CREATE OR REPLACE FUNCTION memvault._dense_rail_v1(p_vault uuid, p_qvec vector, p_n integer, p_exact boolean,
                                                    p_past boolean, p_as_of timestamptz, p_noise text[])
     RETURNS bigint[]
@@ -396,40 +396,14 @@ BEGIN
     -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
     v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
 
-    -- Dense rail.
+    -- Dense rail: exact distances in a small vault (or one whose own HNSW index the background has not built
+    -- yet), else the vault's index, whose order is the rank (_dense_rail_v1, shared with the focus query).
+    IF NOT v_exact AND ((p_qvec IS NOT NULL AND v_dense_n > 0) OR v_qfocus IS NOT NULL) THEN
+        PERFORM set_config('hnsw.ef_search', coalesce(p_cfg ->> 'ef_search', greatest(v_dense_n, 100)::text), true);
+        PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    END IF;
     IF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
-        IF v_exact THEN
-            -- A small vault: exact distances (the "+ 0" keeps the planner off the HNSW index).
-            SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_dense FROM (
-                SELECT b.id, (b.embedding <=> p_qvec) + 0 AS dist
-                FROM memvault.block b
-                WHERE b.vault_id = v_vault AND b.embedding IS NOT NULL
-                  AND (v_past OR (b.retracted_at IS NULL AND b.valid_at <= v_as_of
-                                  AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
-                  AND NOT (b.quarantine_tags && v_noise)
-                ORDER BY (b.embedding <=> p_qvec) + 0
-                LIMIT v_dense_n
-            ) x;
-        ELSE
-            PERFORM set_config('hnsw.ef_search', coalesce(p_cfg ->> 'ef_search', greatest(v_dense_n, 100)::text), true);
-            PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
-            -- The index's order is the rank (no distance in the target list: that would read every vector).
-            -- The vault is a literal: the planner matches the vault's partial index only against a constant.
-            EXECUTE format($q$
-                SELECT array_agg(x.id ORDER BY x.r) FROM (
-                    SELECT b.id, row_number() OVER () AS r
-                    FROM (
-                        SELECT b.id FROM memvault.block b
-                        WHERE b.vault_id = %L::uuid
-                          AND ($3 OR (b.retracted_at IS NULL AND b.valid_at <= $4
-                                      AND (b.invalid_at IS NULL OR b.invalid_at > $4)))
-                          AND NOT (b.quarantine_tags && $5)
-                        ORDER BY b.embedding <=> $1
-                        LIMIT $2
-                    ) b
-                ) x $q$, v_vault)
-            INTO v_dense USING p_qvec, v_dense_n, v_past, v_as_of, v_noise;
-        END IF;
+        v_dense := memvault._dense_rail_v1(v_vault, p_qvec, v_dense_n, v_exact, v_past, v_as_of, v_noise);
     END IF;
 
     -- Sparse rail: rare terms alone and common terms in pairs, each match scored by the idf of the query's terms
