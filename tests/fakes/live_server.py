@@ -8,8 +8,8 @@ import asyncio
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from app.settings import Settings
 
@@ -57,3 +57,27 @@ def wait_serving(http, server, log_path, *, key_file=None, timeout_s: float = 18
         except Exception:  # noqa: BLE001 - not listening yet (httpx.TransportError)
             pass
         time.sleep(0.3)
+
+
+@asynccontextmanager
+async def mcp_http(env: dict[str, str], vault: str, *, stop_s: float = 30) -> AsyncIterator[str]:
+    """`memvault mcp --http --port 0 --vault VAULT` in a process of its own; yields the URL its ready line names,
+    and stops it (SIGTERM) afterwards."""
+    import sys
+    from pathlib import Path
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", vault, env=env,
+        cwd=str(Path(__file__).resolve().parents[2]), stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE)
+    try:
+        url = None
+        while url is None:
+            line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode()
+            assert line, "memvault mcp --http exited before it was ready"
+            if "ready on http://127.0.0.1:" in line:
+                url = line.split("ready on ")[1].split()[0]
+        yield url
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), stop_s)

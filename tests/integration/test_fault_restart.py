@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,6 +21,7 @@ import psycopg
 import pytest
 
 from app.bench.runtime import serve_process
+from tests.fakes.live_server import mcp_http
 from tests.own_cluster import OwnCluster, own_cluster
 
 OUTAGE_S = float(os.environ.get("MEMVAULT_TEST_OUTAGE_S", "3"))
@@ -197,17 +197,7 @@ async def test_mcp_over_http_is_the_service_role_and_says_retry_while_the_databa
     from mcp.client.streamable_http import streamable_http_client
 
     key = admin_key(cluster, _admin_key_material)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", "agent",
-        env=cluster.env | {"MEMVAULT_API_KEY": key}, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE)
-    try:
-        url = None
-        while url is None:
-            line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode()
-            assert line, "memvault mcp --http exited before it was ready"
-            if "ready on http://127.0.0.1:" in line:
-                url = line.split("ready on ")[1].split()[0]
+    async with mcp_http(cluster.env | {"MEMVAULT_API_KEY": key}, "agent", stop_s=30) as url:
 
         async def call(tool: str, arguments: dict):
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60) as http, \
@@ -247,6 +237,3 @@ async def test_mcp_over_http_is_the_service_role_and_says_retry_while_the_databa
             assert answers[-1].structured_content["status"] == 503, answers[-1]
             await asyncio.sleep(answers[-1].structured_content["retry_after_s"])
         assert "Frankfurt" in answers[-1].content[0].text and len(answers) <= 2, answers
-    finally:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), 30)

@@ -21,6 +21,7 @@ from app.auth import Principal
 from app.background.profile import write_snapshot
 from app.db.cluster import free_port
 from app.interfaces.mcp import MemvaultTools, http_app
+from tests.fakes.live_server import mcp_http
 from tests.conftest import cli_env
 
 ADMIN = Principal(key_id="tests", scope="admin", vault_id=None, vault_name=None)  # what authenticate() returns
@@ -146,26 +147,13 @@ async def test_feedback_counts_are_audited(services, vault) -> None:
 
 async def test_http_command_serves_on_loopback(db_url, admin_key) -> None:
     """``memvault mcp --http --port 0``: the ready line names the port; the SDK's client talks to it there."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", "web",
-        env=cli_env(db_url) | {"MEMVAULT_API_KEY": admin_key},
-        cwd=str(ROOT), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-    try:
-        url = None
-        while url is None:
-            line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode()
-            assert line, "memvault mcp --http exited before it was ready"
-            if "ready on http://127.0.0.1:" in line:
-                url = line.split("ready on ")[1].split()[0]
+    async with mcp_http(cli_env(db_url) | {"MEMVAULT_API_KEY": admin_key}, "web") as url:
         async with _keyed(admin_key) as http, streamable_http_client(url, http_client=http) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
             stored = await session.call_tool("remember", {"content": "Our on-call rotation changes every Monday."})
             assert _text(stored).startswith("CREATE")
             assert "Monday" in _text(await session.call_tool("recall", {"query": "When does on-call rotate?"}))
-    finally:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), 20)
 
 
 async def test_profile_resource_over_http_is_the_rest_profile(client, services, vault, admin_key) -> None:

@@ -5,7 +5,6 @@ and a request without one is an auth error (not -32603), and ``memvault mcp`` an
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import sys
@@ -17,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from app.interfaces.mcp import TOOLS, UNAUTHORIZED, MemvaultTools
+from tests.fakes.live_server import mcp_http
 from tests.conftest import cli_env
 from tests.integration.test_mcp import ADMIN, ROOT, _keyed, _text, http_session
 
@@ -78,16 +78,7 @@ async def test_refusals_are_tool_errors_with_a_next_step(services, vault) -> Non
 
 async def test_http_starts_without_a_key_and_takes_each_requests(db_url, admin_key) -> None:
     env = {k: v for k, v in cli_env(db_url).items() if k != "MEMVAULT_API_KEY"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app.cli", "mcp", "--http", "--port", "0", "--vault", "web", env=env,
-        cwd=str(ROOT), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-    try:
-        url = None
-        while url is None:
-            line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode()
-            assert line, "memvault mcp --http exited before it was ready"
-            if "ready on http://127.0.0.1:" in line:
-                url = line.split("ready on ")[1].split()[0]
+    async with mcp_http(env, "web") as url:
         async with _keyed(admin_key) as http, streamable_http_client(url, http_client=http) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
@@ -103,9 +94,6 @@ async def test_http_starts_without_a_key_and_takes_each_requests(db_url, admin_k
                 error = error.exceptions[0]
             assert isinstance(error, MCPError) and error.error.code == UNAUTHORIZED, error
             assert "Authorization: Bearer" in error.error.message and error.error.data["status"] == 401
-    finally:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), 20)
 
 
 async def test_stdio_answers_initialize_within_two_seconds(db_url, admin_key) -> None:
