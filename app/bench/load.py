@@ -105,6 +105,7 @@ async def run(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     load_before = os.getloadavg()[0]
+    at_commit = commit()  # as the run starts (the checkout may change while it runs)
     url = await asyncio.to_thread(ensure_bench_database, settings)
     env = {**os.environ, "MEMVAULT_DATABASE_URL": url,
            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -195,6 +196,7 @@ async def run(args: argparse.Namespace) -> int:
 
     result = summary(args, idle, idle_cpu, steps, phases, acked, present, rss, fill_s, drained, load_before)
     result["saturation_reason"] = reached
+    result["commit"] = at_commit
     print(table(result))
     write_json(args.json, result)
     if not args.no_doc:
