@@ -103,6 +103,9 @@ async def run(args: argparse.Namespace) -> int:
     from app.bench.runtime import ensure_bench_database, serve_process, write_json
     from app.settings import get_settings
 
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request would drown the progress lines
     settings = get_settings()
     load_before = os.getloadavg()[0]
     at_commit = commit()  # as the run starts (the checkout may change while it runs)
@@ -318,6 +321,9 @@ def write_doc(r: dict) -> None:
         "the most any step completed per second. CPU per request is CPU seconds over the phase / requests "
         "answered, read from "        "/proc: the server's process tree (service) and the backends connected to the benchmark database "
         "(PostgreSQL; its background processes not counted).",
+        "",
+        "The idle recall is measured in the same run on the same machine, so the goal's ratio compares like with "
+        "like; on a busy machine both sides are inflated and the absolute numbers are not a quiet machine's.",
         "",
         f"Idle recall (one at a time, n {i['n']}): p50 {i['p50']:.0f} ms, p95 {i['p95']:.0f} ms, p99 "
         f"{i['p99']:.0f} ms; CPU {i['service_ms_per_request']} ms service + {i['postgres_ms_per_request']} ms "
