@@ -3,7 +3,9 @@
 A key reads ``mvk_<id>_<secret>``. The id is public (it names the key in lists, audit rows and revocation); only an
 argon2id hash of the secret is stored. Every check looks the key up by id, so a revocation takes effect on the next
 request; argon2 is paid once per key and presented secret: a SHA-256 digest of each secret already verified for a
-key is kept in process (a small LRU), and a later request with the same secret only compares digests.
+key is kept by the process's composition root (``Services.verified_secrets``, a small LRU), and a later request with
+the same secret only compares digests. Revoking a key through the API empties its entries there; a revocation made
+elsewhere (the CLI, another API process) is seen anyway, because every check reads the key's row.
 
 Scopes: ``read`` < ``write`` < ``admin``, each implying the ones before it. A key is bound to one vault or to all.
 Every interface calls the same two things: ``authenticate(db, presented) -> Principal`` and
@@ -86,7 +88,8 @@ class Principal:
 
 
 class VerifiedSecrets:
-    """Digests of secrets already verified with argon2, per key id and stored hash (bounded LRU, thread-safe)."""
+    """Digests of secrets already verified with argon2, per key id and stored hash (bounded LRU, thread-safe).
+    One per :class:`app.services.Services`; :func:`authenticate` without one verifies with argon2 every time."""
 
     def __init__(self, size: int = 1024) -> None:
         self._seen: OrderedDict[tuple[str, str, bytes], None] = OrderedDict()
@@ -106,12 +109,24 @@ class VerifiedSecrets:
             while len(self._seen) > self._size:
                 self._seen.popitem(last=False)
 
+    def forget(self, key_id: str) -> None:
+        """Drop every entry of ``key_id`` (its key was revoked)."""
+        with self._lock:
+            for entry in [e for e in self._seen if e[0] == key_id]:
+                del self._seen[entry]
+
+    def knows(self, key_id: str) -> bool:
+        """Whether any verified secret of ``key_id`` is kept."""
+        with self._lock:
+            return any(e[0] == key_id for e in self._seen)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._seen)
+
     def clear(self) -> None:
         with self._lock:
             self._seen.clear()
-
-
-VERIFIED = VerifiedSecrets()
 
 
 def new_key() -> tuple[str, str, str]:
@@ -151,10 +166,10 @@ def _verify(key_hash: str, secret: str) -> bool:
         return False
 
 
-async def authenticate(db: Database, presented: str | None) -> Principal:
+async def authenticate(db: Database, presented: str | None, verified: VerifiedSecrets | None = None) -> Principal:
     """The principal of a presented key; Unauthorized when there is none, or :func:`invalid_key` when it is
-    malformed, unknown, wrong or revoked. One indexed lookup per call; argon2 only for a secret not verified
-    before in this process (and for every failure)."""
+    malformed, unknown, wrong or revoked. One indexed lookup per call; argon2 only for a secret not in
+    ``verified`` (the services' cache; None: every time), and for every failure."""
     if not presented or not presented.strip():
         raise Unauthorized("an API key is required",
                            hint="send 'Authorization: Bearer <key>' (or 'X-API-Key: <key>'); " + HOW_TO_GET_ONE)
@@ -164,26 +179,29 @@ async def authenticate(db: Database, presented: str | None) -> Principal:
         await asyncio.to_thread(_verify, _decoy_hash(), secret)
         raise invalid_key()
     entry = (key_id, row["key_hash"], hashlib.sha256(secret.encode()).digest())
-    if entry not in VERIFIED:
+    if verified is None or entry not in verified:
         if not await asyncio.to_thread(_verify, row["key_hash"], secret):
             raise invalid_key()
-        VERIFIED.add(entry)
+        if verified is not None:
+            verified.add(entry)
     if row["last_used_at"] is None or datetime.now(UTC) - row["last_used_at"] > TOUCH_EVERY:
         await db.fetchone(Q.api_key_touch, (key_id,))
     return Principal(key_id=key_id, scope=row["scope"], vault_id=row["vault_id"], vault_name=row["vault_name"])
 
 
-
 async def authenticate_limited(db: Database, limiter: FailedAuthLimiter, presented: str | None,
-                               address: str | None) -> Principal:
-    """:func:`authenticate` behind the failed-attempt limit (``app.auth_limit``): 429 once the claimed key id or
-    the client's address has failed too often; each failure of a presented key is counted (a request with no key
-    at all guesses nothing and is not)."""
+                               address: str | None, verified: VerifiedSecrets | None = None) -> Principal:
+    """:func:`authenticate` behind the failed-attempt limit (``app.auth_limit``): 429 once the client's address or
+    the claimed key id has failed too often; each failure of a presented key is counted (a request with no key at
+    all guesses nothing and is not), and a success makes the address known for the key (never locked out by
+    others' failures at its id)."""
     key_id = claimed_key_id(presented)
     limiter.check(key_id, address)
     try:
-        return await authenticate(db, presented)
+        principal = await authenticate(db, presented, verified)
     except Unauthorized:
         if presented and presented.strip():
             limiter.failed(key_id, address)
         raise
+    limiter.succeeded(principal.key_id, address)
+    return principal

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 
+from app.auth_limit import uvicorn_proxy_options
 from app.db.connector import redact
 from app.db.migrate import upgrade
 from app.services import Services, database_url, service_replica_urls, service_url
@@ -165,7 +166,7 @@ def serve_processes(*, host: str | None, port: int | None, workers: int, worker:
           + (f"; job worker pid {jobs.pid}" if jobs else ""), flush=True)
     try:
         uvicorn.run("app.api.app:served_app", factory=True, host=host, port=port, workers=workers,
-                    log_level="info")
+                    log_level="info", **uvicorn_proxy_options(settings.trusted_proxies))
     finally:
         if jobs is not None:
             jobs.terminate()
@@ -193,7 +194,8 @@ async def serve(*, host: str | None, port: int | None, worker: bool = True, loca
         sock.close()
         raise
     app = create_app(settings, services=services)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info")
+    config = uvicorn.Config(app, host=host, port=port, log_level="info",
+                            **uvicorn_proxy_options(settings.trusted_proxies))
     server = uvicorn.Server(config)
     # The worker outlives the database's restarts (``_worker_loop`` starts it again), and the API does not depend
     # on it: the API serves until the process is asked to stop, then the worker is stopped.

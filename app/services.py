@@ -7,7 +7,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from app.auth_limit import FailedAuthLimiter
+from app.auth import VerifiedSecrets
+from app.auth_limit import ClientAddress, FailedAuthLimiter
 from app.db.connector import Database
 from app.db.queries import Q
 from app.models.base import LLM, Embedder, Reranker
@@ -73,8 +74,14 @@ class Services:
         self.models = ModelCalls(settings.model_threads)
         # failed API keys per key id and client address (app.auth_limit): the process's own count
         self.auth_attempts = FailedAuthLimiter(per_key=settings.auth_failures_per_key,
+                                               per_key_all=settings.auth_failures_per_key_all,
                                                per_address=settings.auth_failures_per_address,
-                                               window_s=settings.auth_failure_window_s)
+                                               window_s=settings.auth_failure_window_s,
+                                               known_for_s=settings.auth_known_address_s)
+        # digests of secrets argon2 already verified (app.auth): the process's own, emptied for a revoked key
+        self.verified_secrets = VerifiedSecrets()
+        # a request's client address: its peer, or X-Forwarded-For behind a trusted proxy (app.auth_limit)
+        self.client_address = ClientAddress(settings.trusted_proxies)
         self.replicas: ReplicaSet | None = None  # the standbys that serve reads, None: the primary serves all
         self.primary: Services | None = None  # on a standby's view: the services of the primary
         self._views: dict[str, Services] = {}
@@ -114,7 +121,8 @@ class Services:
                 settings=self.settings, db=standby, embedder=self.embedder, llm=self.llm, reranker=self.reranker,
                 rail2=self.rail2)
             view.primary = self
-            view.models, view.auth_attempts = self.models, self.auth_attempts  # one pool and one count a process
+            # one pool, one count and one cache a process
+            view.models, view.auth_attempts, view.verified_secrets = self.models, self.auth_attempts, self.verified_secrets
         return view
 
     @cached_property

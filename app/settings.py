@@ -176,20 +176,49 @@ class Settings(BaseSettings):
                                 "max_batch_items memories of max_content_chars fits.")
     max_import_bytes: int = Field(default=2_000_000_000, description="Largest body of POST /v1/vaults/{v}/import.")
     session_idle_close_s: int = 1800
-    # Failed API keys (malformed, unknown, wrong, revoked) allowed per window before 429 + Retry-After, counted
-    # per claimed key id and per client address (app.auth_limit). Ten wrong secrets a minute at one key stops
-    # guessing and leaves a person who mistyped room; an address gets more (several users behind one NAT).
-    auth_failures_per_key: int = Field(default=10, ge=1)
+    # Failed API keys (malformed, unknown, wrong, revoked) allowed per window before 429 + Retry-After
+    # (app.auth_limit, whose docstring says why these three). Ten wrong secrets a minute at one key id from one
+    # address stops guessing and leaves a person who mistyped room; an address gets more (several users behind one
+    # NAT); a key id from all addresses together gets a ceiling, which never blocks an address that has used the
+    # key successfully within auth_known_address_s, so nobody who merely knows a key id can lock its owner out.
+    auth_failures_per_key: int = Field(default=10, ge=1, description="Failed keys per window at one key id from "
+                                       "one client address.")
+    auth_failures_per_key_all: int = Field(default=100, ge=1, description="Failed keys per window at one key id "
+                                           "from all addresses together (not applied to an address that used the "
+                                           "key successfully within auth_known_address_s).")
     auth_failures_per_address: int = Field(default=50, ge=1)
     auth_failure_window_s: float = Field(default=60.0, gt=0)
+    auth_known_address_s: float = Field(default=86_400.0, ge=0, description="How long a successful key from an "
+                                        "address exempts that address from the key id's failure limits.")
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Addresses or CIDR blocks of reverse proxies in front of the API (comma- or space-separated, or "
+        "a JSON list; default none). Only when a request's peer is one of them is X-Forwarded-For read: the "
+        "right-most address in it that is not a trusted proxy is the client's (failed-key limits, logs). "
+        "Otherwise the header is ignored: anyone can send it.",
+    )
 
-    @field_validator("replica_urls", mode="before")
+    @field_validator("replica_urls", "trusted_proxies", mode="before")
     @classmethod
     def _split_urls(cls, value: object) -> object:
-        """``MEMVAULT_REPLICA_URLS``: a JSON list, or URLs separated by commas or spaces."""
+        """``MEMVAULT_REPLICA_URLS``, ``MEMVAULT_TRUSTED_PROXIES``: a JSON list, or items separated by commas or
+        spaces."""
         if isinstance(value, str):
             text = value.strip()
             return json.loads(text) if text.startswith("[") else [u for u in text.replace(",", " ").split() if u]
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_networks(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"MEMVAULT_TRUSTED_PROXIES: {item!r} is not an IP address or CIDR block "
+                                 "(e.g. 10.0.0.5 or 10.0.0.0/8)") from None
         return value
 
     @property

@@ -10,7 +10,7 @@ OpenAPI documents under ``/docs``). Every other request needs an API key (``Auth
   ``opt={"cross_vault": "filter"}``: then it takes any key and must itself keep to what ``principal`` may see.
 401 for a missing, malformed, unknown, wrong or revoked key (with WWW-Authenticate; one message for all but
 the missing one); 429 + Retry-After after too many failed keys per key id or client address
-(``app.auth_limit``); 403 for a valid key that may not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
+(``app.auth_limit``; the client address is the peer's, or X-Forwarded-For's behind a trusted proxy); 403 for a valid key that may not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
 its key id becomes the actor of the request's transactions (audit).
 """
 
@@ -24,6 +24,7 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from app.auth import Principal, authenticate_limited, invalid_key
+from app.auth_limit import forwarded_for
 from app.db.connector import act_as
 from app.errors import Unauthorized
 
@@ -62,14 +63,16 @@ async def require_key(connection: ASGIConnection, handler: BaseRouteHandler) -> 
     if handler.opt.get("public"):
         return
     services = connection.app.state.services
-    address = connection.client.host if connection.client else None
+    address = services.client_address(connection.client.host if connection.client else None,
+                                      forwarded_for(connection.scope))
     try:
         presented = presented_key(connection)
     except Unauthorized:
         services.auth_attempts.check(None, address)
         services.auth_attempts.failed(None, address)
         raise
-    principal: Principal = await authenticate_limited(services.db, services.auth_attempts, presented, address)
+    principal: Principal = await authenticate_limited(services.db, services.auth_attempts, presented, address,
+                                                      services.verified_secrets)
     vault = connection.path_params.get("vault")
     if vault is None and handler.opt.get("cross_vault") == "filter":
         principal.require(principal.vault_name, required_scope(connection, handler))

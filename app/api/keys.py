@@ -68,4 +68,6 @@ class KeyController(Controller):
 
     @delete("/{key_id:str}", summary="Revoke an API key (refused from the next request on)", status_code=200)
     async def revoke(self, key_id: str, services: Services, principal: Principal) -> KeyOut:
-        return _out(await keys.revoke_key(services.db, key_id, by=principal))
+        revoked = await keys.revoke_key(services.db, key_id, by=principal)
+        services.verified_secrets.forget(key_id)  # refused anyway (its row says revoked); nothing kept of it
+        return _out(revoked)

@@ -41,7 +41,7 @@ async def open_vault_as(services, key: str | None, vault: str | None, scope: str
     if not key:
         raise Unauthorized("an API key is required", hint="set MEMVAULT_API_KEY or pass --key; create one with "
                                                          "`memvault key create --scope write`")
-    principal = await authenticate(services.db, key)
+    principal = await authenticate(services.db, key, services.verified_secrets)
     act_as(principal.actor)
     vault = vault or principal.vault_name
     if vault is None:
@@ -96,8 +96,10 @@ def _mcp(args: argparse.Namespace) -> int:
         try:
             if args.vault:  # the operator's default vault, made with this process's login; each request's key
                 await _ensure_vault(services, args.vault)  # then decides what that request may do with it
+            from app.auth_limit import uvicorn_proxy_options
+
             config = uvicorn.Config(mcp.http_app(services, args.vault), host="127.0.0.1", port=args.port,
-                                    log_level="warning")
+                                    log_level="warning", **uvicorn_proxy_options(settings.trusted_proxies))
             server = uvicorn.Server(config)
             task = asyncio.create_task(server.serve())
             while not server.started and not task.done():

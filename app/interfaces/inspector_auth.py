@@ -24,6 +24,7 @@ from litestar.response import Redirect
 from app.api.errors import memvault_error_handler
 from app.api.guard import INSPECTOR_COOKIE
 from app.auth import Principal, authenticate_limited
+from app.auth_limit import forwarded_for
 from app.errors import Forbidden, MemvaultError
 
 MAX_AGE = 8 * 3600
@@ -81,7 +82,9 @@ class InspectorLoginController(Controller):
         services = request.app.state.services
         try:
             await authenticate_limited(services.db, services.auth_attempts, key or None,
-                                       request.client.host if request.client else None)
+                                       services.client_address(request.client.host if request.client else None,
+                                                               forwarded_for(request.scope)),
+                                       services.verified_secrets)
         except MemvaultError as exc:
             page = _page("Sign in", f"<p class='err'>{_e(exc.message)}</p><p><a href='/inspect/login?next="
                                     f"{_e(quote(target))}'>try again</a></p>", status=exc.status)

@@ -453,7 +453,8 @@ def http_app(services: Services, default_vault: str | None, *, host: str = "127.
 
     async def tools_for(ctx: ServerRequestContext) -> MemvaultTools:
         return MemvaultTools(services, default_vault,
-                             await authenticate(services.db, presented_key(ctx.request) if ctx.request else None))
+                             await authenticate(services.db, presented_key(ctx.request) if ctx.request else None,
+                                                services.verified_secrets))
 
     return _keys_required(build_server(tools_for, default_vault).streamable_http_app(host=host), services)
 
@@ -487,12 +488,16 @@ def _keys_required(app: Starlette, services: Services) -> ASGIApp:
 
     from app.api.guard import presented_key
     from app.auth import authenticate_limited
+    from app.auth_limit import forwarded_for
 
     async def asgi(scope, receive, send) -> None:
         if scope["type"] == "http":
             try:
-                await authenticate_limited(services.db, services.auth_attempts, presented_key(SimpleNamespace(
-                    headers=Headers(scope=scope), scope=scope)), (scope.get("client") or (None,))[0])
+                await authenticate_limited(
+                    services.db, services.auth_attempts,
+                    presented_key(SimpleNamespace(headers=Headers(scope=scope), scope=scope)),
+                    services.client_address((scope.get("client") or (None,))[0], forwarded_for(scope)),
+                    services.verified_secrets)
             except DatabaseUnavailable:
                 # The key cannot be checked now. An HTTP 503 would reach the agent as the SDK's bare "Server
                 # returned an error response"; the request goes on instead, and every tool call and resource read

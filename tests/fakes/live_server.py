@@ -25,7 +25,10 @@ def live_api(settings: Settings, db_url: str) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, url=db_url), log_level="warning", lifespan="on"))
+    from app.auth_limit import uvicorn_proxy_options
+
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, url=db_url), log_level="warning", lifespan="on",
+                                           **uvicorn_proxy_options(settings.trusted_proxies)))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True,
                               name="live-api")
     thread.start()

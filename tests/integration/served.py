@@ -17,8 +17,11 @@ async def served(services) -> AsyncIterator[str]:
     from app.api.app import create_app
 
     port = free_port()
+    from app.auth_limit import uvicorn_proxy_options
+
     server = uvicorn.Server(uvicorn.Config(create_app(services.settings, services=services), host="127.0.0.1",
-                                           port=port, log_level="warning"))
+                                           port=port, log_level="warning",
+                                           **uvicorn_proxy_options(services.settings.trusted_proxies)))
     task = asyncio.create_task(server.serve())
     try:
         while not server.started:

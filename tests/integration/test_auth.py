@@ -120,11 +120,13 @@ async def test_a_verified_secret_is_not_hashed_again_and_revocation_is_immediate
     monkeypatch.setattr(auth, "_verify", lambda h, s: calls.append(1) or real(h, s))
     key, info = await create_key(services.db, scope="read")
     for _ in range(3):
-        assert (await authenticate(services.db, key)).key_id == info.id
+        assert (await authenticate(services.db, key, services.verified_secrets)).key_id == info.id
     assert len(calls) == 1
     with pytest.raises(Unauthorized):
-        await authenticate(services.db, key[:-1] + ("a" if key[-1] != "a" else "b"))
+        await authenticate(services.db, key[:-1] + ("a" if key[-1] != "a" else "b"), services.verified_secrets)
     assert len(calls) == 2  # a wrong secret is checked (and refused) every time
+    await authenticate(services.db, key)  # without the services' cache: argon2 again
+    assert len(calls) == 3
     await revoke_key(services.db, info.id)
     with pytest.raises(Unauthorized, match="not valid"):
         await authenticate(services.db, key)

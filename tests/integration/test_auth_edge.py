@@ -102,14 +102,14 @@ def test_the_limiter_forgets_failures_after_the_window_and_stays_bounded() -> No
     limiter.failed("k", "a")
     limiter.failed("k", "a")
     with pytest.raises(Exception) as refused:
-        limiter.check("k", None)
+        limiter.check("k", "a")
     assert refused.value.status == 429 and refused.value.headers["Retry-After"] == "60"
     now[0] += 30
     with pytest.raises(Exception) as refused:
-        limiter.check("k", None)
+        limiter.check("k", "a")
     assert refused.value.headers["Retry-After"] == "30"
     now[0] += 31
-    limiter.check("k", None)  # the window has passed
+    limiter.check("k", "a")  # the window has passed
     for i in range(10):
         limiter.failed(f"k{i}", f"a{i}")
     assert len(limiter._failures) <= 4
