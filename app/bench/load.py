@@ -268,11 +268,12 @@ def _row(p: dict) -> list[str]:
     return [p["phase"], f"{p['offered_rps']:.1f}", f"{p['completed_rps']:.1f}",
             f"{rec['p50']:.0f} / {rec['p95']:.0f} / {rec['p99']:.0f}", f"{wr['p50']:.0f} / {wr['p95']:.0f} / "
             f"{wr['p99']:.0f}", str(p["errors"]) + (f" {errs}" if errs else ""),
-            f"{c['service_ms_per_request']:.1f} + {c['postgres_ms_per_request']:.1f}", f"{c['machine_busy']:.0%}"]
+            f"{c['service_ms_per_request']:.1f} + {c['postgres_ms_per_request']:.1f} "
+            f"({c['client_ms_per_request']:.1f})", f"{c['machine_busy']:.0%}"]
 
 
 HEADER = ["phase", "offered/s", "completed/s", "recall p50/p95/p99 ms", "write p50/p95/p99 ms", "errors",
-          "CPU ms/request service + PostgreSQL", "machine busy"]
+          "CPU ms/request: service + PostgreSQL (load generator)", "machine busy"]
 
 
 def table(r: dict) -> str:
