@@ -120,10 +120,6 @@ class VerifiedSecrets:
         with self._lock:
             return any(e[0] == key_id for e in self._seen)
 
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._seen)
-
     def clear(self) -> None:
         with self._lock:
             self._seen.clear()

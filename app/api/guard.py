@@ -10,8 +10,9 @@ OpenAPI documents under ``/docs``). Every other request needs an API key (``Auth
   ``opt={"cross_vault": "filter"}``: then it takes any key and must itself keep to what ``principal`` may see.
 401 for a missing, malformed, unknown, wrong or revoked key (with WWW-Authenticate; one message for all but
 the missing one); 429 + Retry-After after too many failed keys per key id or client address
-(``app.auth_limit``; the client address is the peer's, or X-Forwarded-For's behind a trusted proxy); 403 for a valid key that may not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take ``principal``), and
-its key id becomes the actor of the request's transactions (audit).
+(``app.auth_limit``; the client address is the peer's, or X-Forwarded-For's behind a trusted proxy); 403 for a
+valid key that may not (scope, vault). The verified ``Principal`` is in ``request.state.principal`` (handlers take
+``principal``), and its key id becomes the actor of the request's transactions (audit).
 """
 
 from __future__ import annotations
