@@ -269,11 +269,11 @@ def _row(p: dict) -> list[str]:
             f"{rec['p50']:.0f} / {rec['p95']:.0f} / {rec['p99']:.0f}", f"{wr['p50']:.0f} / {wr['p95']:.0f} / "
             f"{wr['p99']:.0f}", str(p["errors"]) + (f" {errs}" if errs else ""),
             f"{c['service_ms_per_request']:.1f} + {c['postgres_ms_per_request']:.1f} "
-            f"({c['client_ms_per_request']:.1f})", f"{c['machine_busy']:.0%}"]
+            f"({c['client_ms_per_request']:.1f})", f"{p['send_lag_ms']['p95']:.0f}", f"{c['machine_busy']:.0%}"]
 
 
 HEADER = ["phase", "offered/s", "completed/s", "recall p50/p95/p99 ms", "write p50/p95/p99 ms", "errors",
-          "CPU ms/request: service + PostgreSQL (load generator)", "machine busy"]
+          "CPU ms/request: service + PostgreSQL (load generator)", "send lag p95 ms", "machine busy"]
 
 
 def table(r: dict) -> str:
@@ -321,7 +321,8 @@ def write_doc(r: dict) -> None:
         f"one, recall's p95 passes {r['explode']:g}x the idle p95 or errors pass 1%; the saturation throughput is "
         "the most any step completed per second. CPU per request is CPU seconds over the phase / requests "
         "answered, read from "        "/proc: the server's process tree (service) and the backends connected to the benchmark database "
-        "(PostgreSQL; its background processes not counted).",
+        "(PostgreSQL; its background processes not counted). Send lag: how late the load generator, which shares "
+        "the cores, sent a request after its scheduled time (already inside the latencies).",
         "",
         "The idle recall is measured in the same run on the same machine, so the goal's ratio compares like with "
         "like; on a busy machine both sides are inflated and the absolute numbers are not a quiet machine's.",
