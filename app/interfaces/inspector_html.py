@@ -23,10 +23,11 @@ from app.errors import MemvaultError
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"
 STYLE = """*{box-sizing:border-box}body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:72em;
-padding:0 1em;color:#222}h1{font-size:1.6em;overflow-wrap:anywhere}
+padding:0 1em;color:#222}h1{font-size:1.6em;overflow-wrap:anywhere}.tw{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;width:100%;margin:.5em 0 1.2em}th,td{border-bottom:1px solid #ddd;padding:.3em .5em;
-text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f4f4f4}td.n{text-align:right;white-space:nowrap}
-.f,time small{color:#666;font-size:12px}time{white-space:nowrap}time small{display:block}
+text-align:left;vertical-align:top;overflow-wrap:break-word}th{background:#f4f4f4}
+td.n{text-align:right;white-space:nowrap}.f,time small{color:#666;font-size:12px}time{white-space:nowrap}
+time small{margin-left:.4em}td time small{display:block;margin:0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f8f8f8;padding:.6em}
 input,select,button{font:inherit;max-width:100%}.err{color:#a00}a{color:#0645ad}
 nav{display:flex;flex-wrap:wrap;gap:.5em;justify-content:space-between;align-items:center}nav form{margin:0}
@@ -36,9 +37,9 @@ label{display:inline-flex;flex-wrap:wrap;gap:.4em;align-items:center;max-width:1
 @media (max-width:40em){body{margin:.8em auto;padding:0 .6em}
 table.cards,table.cards tbody,table.cards tr,table.cards td{display:block;width:100%}
 table.cards tr:first-child{display:none}table.cards tr{border-bottom:2px solid #ccc;padding:.3em 0}
-table.cards td{border:0;padding:.1em .3em;text-align:left}
-table.cards td::before{content:attr(data-label);display:inline-block;min-width:7.5em;color:#666;font-size:12px}
-time small{display:inline;margin-left:.4em}}"""
+table.cards td{border:0;padding:.1em .3em;text-align:left;white-space:normal}
+table.cards td::before{content:attr(data-label);display:inline-block;min-width:8.8em;color:#666;font-size:12px}
+td time small{display:inline;margin-left:.4em}}"""
 
 
 def e(value: Any) -> str:
@@ -60,12 +61,13 @@ def page(title: str, body: str, status: int = 200, *, signed_in: bool = True) ->
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     """``rows`` hold ``<td>`` cells, HTML already escaped by the caller. Each cell is labelled with its column
-    (``data-label``), which a table of more than two columns shows on a phone, where its rows become cards."""
+    (``data-label``), which a table of more than two columns shows on a phone, where its rows become cards. A
+    table wider than the page (a long word) scrolls in its own box."""
     head = "".join(f"<th>{e(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(c.replace("<td", f"<td data-label='{e(h)}'", 1) for h, c in zip(headers, r))
                    + "</tr>" for r in rows)
     cards = " class='cards'" if len(headers) > 2 else ""
-    return f"<table{cards}><tr>{head}</tr>{body}</table>"
+    return f"<div class='tw'><table{cards}><tr>{head}</tr>{body}</table></div>"
 
 
 def td(value: Any, *, num: bool = False) -> str:

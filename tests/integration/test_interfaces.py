@@ -174,7 +174,7 @@ async def test_inspector_lists_vaults_and_shows_a_recall_with_its_stages(client)
     assert "thinking slow" in text and ">search</td>" in text and ">cascade</td>" in text
     assert "<h3>Cards</h3>" in text and "Dr. Lin" in text and "SemanticBoost" in text
     # an inspector recall is no access to the memories it shows
-    assert "<td data-label='accesses' class='n'>0</td></tr></table>" in (await client.get("/inspect/insp")).text
+    assert "<td data-label='accesses' class='n'>0</td></tr></table></div>" in (await client.get("/inspect/insp")).text
 
 
 async def test_inspector_memory_page_and_errors(client) -> None:
