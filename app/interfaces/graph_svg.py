@@ -7,8 +7,9 @@ Laid out so that no two labels collide and no label covers a node:
   middle), their neighbours on an outer ring sized for their footprints (staggered when there are many); then
   overlapping footprints are pushed apart until none overlaps (a grid if that does not settle);
 - each relation is an arrow; its predicate is placed on the arrow at the first free spot (the middle first, then
-  further along, then beside it), never on a node or another label. A predicate with no free spot is not drawn;
-  it stays the arrow's tooltip and is in the table under the picture.
+  further along, then beside it), never on a node or another label. When some find no spot the nodes spread
+  further apart and the predicates are placed again (twice at most); a predicate still without a spot is not
+  drawn: it stays the arrow's tooltip and is in the table under the picture.
 Text widths are estimated from DejaVu Sans's advance widths (the font named first; most sans fonts are narrower),
 rounded up. The picture is as large as its content needs; a narrower page shrinks it to 70% at most, then scrolls it
 in its own box.
@@ -32,6 +33,7 @@ LABEL_CHARS, LABEL_LINES, PREDICATE_CHARS = 18, 2, 24
 GAP = 6  # free space kept between any two boxes
 MARGIN = 10
 FONT = "DejaVu Sans, Verdana, sans-serif"
+SPREADS = (1.0, 1.3, 1.7)  # how far the nodes may spread apart to make room for the predicates
 MIN_SCALE = 0.7  # a narrow page shrinks the picture to this at most (12 px names stay 8.4 px), then scrolls its box
 # DejaVu Sans's advance widths of ' ' (32) .. '~' (126), thousandths of an em; other characters: wide ones (CJK)
 # 1 em, the rest 0.8 em (more than any Latin letter but W and M).
@@ -42,6 +44,7 @@ _ASCII = (318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 
           392, 634, 592, 818, 592, 592, 525, 636, 337, 636, 838)
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+Sizes = dict[int, tuple[float, float]]  # a node's extent: half its footprint's width, how far it reaches below
 
 
 def text_width(text: str, size: float) -> float:
@@ -82,19 +85,12 @@ def graph_svg(relations: Iterable[dict], focus: set[int], link: Callable[[int], 
     inner = [n for n in names if n in focus][:MAX_NODES]
     outer = [n for n in names if n not in focus][:MAX_NODES - len(inner)]
     labels = {n: wrap(names[n]) for n in (*inner, *outer)}
-    pos = _layout(inner, outer, labels)
-    boxes = [_footprint(pos[n], labels[n]) for n in pos]
-    placed: list[tuple[tuple[int, int, str], Box]] = []
-    for edge in edges:
-        s, o, pred = edge
-        if s in pos and o in pos and s != o:
-            spot = _edge_label_box(pos[s], pos[o], _short(pred, PREDICATE_CHARS), [*boxes, *(b for _, b in placed)])
-            if spot is not None:
-                placed.append((edge, spot))
-    x0 = min(b[0] for b in [*boxes, *(b for _, b in placed)]) - MARGIN
-    y0 = min(b[1] for b in [*boxes, *(b for _, b in placed)]) - MARGIN
-    width = max(b[2] for b in [*boxes, *(b for _, b in placed)]) - x0 + MARGIN
-    height = max(b[3] for b in [*boxes, *(b for _, b in placed)]) - y0 + MARGIN
+    sizes = {n: _extent(lines) for n, lines in labels.items()}
+    drawn = [edge for edge in edges if edge[0] in sizes and edge[1] in sizes and edge[0] != edge[1]]
+    pos, placed = _spread(_layout(inner, outer, sizes), sizes, drawn)
+    boxes = [*(_footprint(pos[n], sizes[n]) for n in pos), *(b for _, b in placed)]
+    x0, y0 = min(b[0] for b in boxes) - MARGIN, min(b[1] for b in boxes) - MARGIN
+    width, height = max(b[2] for b in boxes) - x0 + MARGIN, max(b[3] for b in boxes) - y0 + MARGIN
     at = {n: (x - x0, y - y0) for n, (x, y) in pos.items()}
     spots = {edge: (b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0) for edge, b in placed}
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' class='graph' width='{width:.0f}' height='{height:.0f}' "
@@ -104,10 +100,8 @@ def graph_svg(relations: Iterable[dict], focus: set[int], link: Callable[[int], 
              "orient='auto-start-reverse'><path d='M 0 0 L 10 5 L 0 10 z' fill='#888'/></marker></defs>",
              f"<rect width='{width:.0f}' height='{height:.0f}' fill='#fbfbfd' stroke='#ddd'/>"]
     hidden = 0
-    for edge in edges:
+    for edge in drawn:
         s, o, pred = edge
-        if s not in at or o not in at or s == o:
-            continue
         (x1, y1), (x2, y2) = _trim(at[s], at[o])
         parts.append(f"<g class='edge'><title>{escape(names[s])} — {escape(pred)} → {escape(names[o])}</title>"
                      f"<line x1='{x1:.1f}' y1='{y1:.1f}' x2='{x2:.1f}' y2='{y2:.1f}' stroke='#999' "
@@ -136,24 +130,50 @@ def graph_svg(relations: Iterable[dict], focus: set[int], link: Callable[[int], 
     return f"<div class='graphbox'>{''.join(parts)}</div>{note}"
 
 
-def _footprint(at: tuple[float, float], label: list[str]) -> Box:
-    """A node's circle and its name below it, as one box."""
-    x, y = at
+def _extent(label: list[str]) -> tuple[float, float]:
+    """How far a node's footprint reaches: half its width, and below its centre (its name under the circle)."""
     half = max(RADIUS, *(text_width(line, NODE_FONT) / 2 for line in label))
-    bottom = y + RADIUS + 3 + NODE_FONT * (ASCENT_EM + DESCENT_EM + LINE_EM * (len(label) - 1))
-    return (x - half, y - RADIUS, x + half, bottom)
+    return half, RADIUS + 3 + NODE_FONT * (ASCENT_EM + DESCENT_EM + LINE_EM * (len(label) - 1))
 
 
-def _layout(inner: list[int], outer: list[int], labels: dict[int, list[str]]) -> dict[int, tuple[float, float]]:
+def _spread(pos: dict[int, tuple[float, float]], sizes: Sizes, edges: list[tuple[int, int, str]]
+            ) -> tuple[dict[int, tuple[float, float]], list[tuple[tuple[int, int, str], Box]]]:
+    """The predicates placed on the layout; when some find no room, the nodes spread further apart (which keeps
+    their footprints apart) and the predicates are placed again, up to ``SPREADS``; the try that names the most."""
+    best: tuple[dict[int, tuple[float, float]], list[tuple[tuple[int, int, str], Box]]] | None = None
+    for factor in SPREADS:
+        at = {n: (x * factor, y * factor) for n, (x, y) in pos.items()}
+        taken = [_footprint(at[n], sizes[n]) for n in at]
+        placed = []
+        for edge in edges:
+            spot = _edge_label_box(at[edge[0]], at[edge[1]], _short(edge[2], PREDICATE_CHARS), taken)
+            if spot is not None:
+                placed.append((edge, spot))
+                taken.append(spot)
+        if best is None or len(placed) > len(best[1]):
+            best = (at, placed)
+        if len(placed) == len(edges):
+            break
+    assert best is not None
+    return best
+
+
+def _footprint(at: tuple[float, float], extent: tuple[float, float]) -> Box:
+    """A node's circle and its name below it, as one box."""
+    (x, y), (half, below) = at, extent
+    return (x - half, y - RADIUS, x + half, y + below)
+
+
+def _layout(inner: list[int], outer: list[int], sizes: Sizes) -> dict[int, tuple[float, float]]:
     pos: dict[int, tuple[float, float]] = {}
-    widths = {n: _footprint((0, 0), labels[n])[2] * 2 + GAP for n in labels}
+    widths = {n: sizes[n][0] * 2 + GAP for n in sizes}
     inner_r = 0 if len(inner) == 1 else max(80, sum(widths[n] for n in inner) / (2 * math.pi))
     _ring(pos, inner, inner_r, -math.pi / 2)
     outer_r = max(inner_r + 120, 160, 0.8 * sum(widths[n] for n in outer) / (2 * math.pi))
     _ring(pos, outer, outer_r, math.pi / max(len(outer), 1), stagger=len(outer) > 8)
     fixed = set(inner) if len(inner) == 1 else set()
-    if not _separate(pos, labels, fixed):
-        _grid(pos, labels)
+    if not _separate(pos, sizes, fixed):
+        _grid(pos, sizes)
     return pos
 
 
@@ -165,7 +185,7 @@ def _ring(pos: dict[int, tuple[float, float]], nodes: list[int], radius: float, 
         pos[node] = (r * math.cos(angle), r * 0.8 * math.sin(angle))
 
 
-def _separate(pos: dict[int, tuple[float, float]], labels: dict[int, list[str]], fixed: set[int],
+def _separate(pos: dict[int, tuple[float, float]], sizes: Sizes, fixed: set[int],
               sweeps: int = 300) -> bool:
     """Push overlapping footprints apart along the axis of least overlap until none overlaps; False if it does
     not settle within ``sweeps``."""
@@ -174,7 +194,7 @@ def _separate(pos: dict[int, tuple[float, float]], labels: dict[int, list[str]],
         moved = False
         for i, a in enumerate(nodes):
             for b in nodes[i + 1:]:
-                ba, bb = _footprint(pos[a], labels[a]), _footprint(pos[b], labels[b])
+                ba, bb = _footprint(pos[a], sizes[a]), _footprint(pos[b], sizes[b])
                 ox = min(ba[2], bb[2]) - max(ba[0], bb[0]) + GAP
                 oy = min(ba[3], bb[3]) - max(ba[1], bb[1]) + GAP
                 if ox <= 0 or oy <= 0:
@@ -194,9 +214,9 @@ def _separate(pos: dict[int, tuple[float, float]], labels: dict[int, list[str]],
     return False
 
 
-def _grid(pos: dict[int, tuple[float, float]], labels: dict[int, list[str]]) -> None:
+def _grid(pos: dict[int, tuple[float, float]], sizes: Sizes) -> None:
     """Cells as large as the largest footprint: nothing can overlap."""
-    boxes = {n: _footprint((0, 0), labels[n]) for n in pos}
+    boxes = {n: _footprint((0, 0), sizes[n]) for n in pos}
     cell_w = max(b[2] - b[0] for b in boxes.values()) + GAP
     cell_h = max(b[3] - b[1] for b in boxes.values()) + GAP
     cols = math.ceil(math.sqrt(len(pos)))

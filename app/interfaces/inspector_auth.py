@@ -4,10 +4,11 @@
 HttpOnly (no script could read it, and the pages run none), SameSite=Strict (no other site's page can make the
 browser send it: the review buttons' POSTs cannot be forged cross-site), Path=/inspect (the API never sees it) and
 for 8 hours. A refused key gets the same form back (401, or 429 after too many failures) with the reason and
-the page it was going to kept. ``POST /inspect/logout`` drops it. The API's own guard (``app.api.guard``) reads that cookie on
-``/inspect`` as it reads a key header anywhere, so every inspector page is checked like any route (vault binding;
-GET read, POST write). Refused, a browser (it asks for text/html) is sent to the form with the reason; any other
-client gets the API's 401 / 403. A POST must also come from the inspector's own pages (same origin).
+the page it was going to kept. ``POST /inspect/logout`` drops it. The API's own guard (``app.api.guard``) reads
+that cookie on ``/inspect`` as it reads a key header anywhere, so every inspector page is checked like any route
+(vault binding; GET read, POST write). Refused, a browser (it asks for text/html) is sent to the form with the
+reason; any other client gets the API's 401 / 403. A POST must also come from the inspector's own pages (same
+origin).
 """
 
 from __future__ import annotations

@@ -50,11 +50,12 @@ def page(title: str, body: str, status: int = 200, *, signed_in: bool = True) ->
     """A whole page; ``signed_in`` False (the sign-in form) shows no "Sign out": there is nothing to leave."""
     out = ("<form method='post' action='/inspect/logout'><button id='sign-out'>Sign out</button></form>"
            if signed_in else "")
+    foot = "<p class='f'>Times are UTC.</p>" if signed_in else ""
     html = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{e(title)} · memvault</title><style>{STYLE}</style></head><body><nav>"
             f"<a href='/inspect'>memvault inspector</a>{out}</nav><h1>{e(title)}</h1>{body}"
-            "<p class='f'>Times are UTC.</p></body></html>")
+            f"{foot}</body></html>")
     return Response(html, media_type=MediaType.HTML, status_code=status,
                     headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
 
@@ -103,7 +104,7 @@ def when(value: datetime | str | None, *, now: datetime | None = None) -> str:
     rel = ago(moment, now or datetime.now(UTC))
     exact = moment.strftime("%Y-%m-%d %H:%M:%S") + (f".{moment.microsecond:06d}"[:4] if moment.microsecond else "")
     return (f"<time datetime='{e(moment.isoformat())}' title='{e(exact)} UTC, {e(rel)}'>"
-            f"{moment:%Y-%m-%d %H:%M}<small>{e(rel)}</small></time>")
+            f"{moment:%Y-%m-%d %H:%M} <small>{e(rel)}</small></time>")
 
 
 _UNITS = (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400), ("day", 86400), ("hour", 3600),

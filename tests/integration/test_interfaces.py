@@ -182,7 +182,8 @@ async def test_inspector_memory_page_and_errors(client) -> None:
     mem = (await client.post("/v1/vaults/insp/memories", json={"content": "The gate code is 4711."})).json()
     block_id = mem["results"][0]["block_id"]
     page = await client.get(f"/inspect/insp/memories/{block_id}")
-    assert page.status_code == 200 and "The gate code is 4711." in page.text and "<td data-label='decision'>CREATE</td>" in page.text
+    assert page.status_code == 200 and "The gate code is 4711." in page.text
+    assert "<td data-label='decision'>CREATE</td>" in page.text
 
     assert (await client.get("/inspect/nowhere")).status_code == 404
     missing = await client.get("/inspect/insp/memories/999999")
