@@ -65,8 +65,8 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     (``data-label``), which a table of more than two columns shows on a phone, where its rows become cards. A
     table wider than the page (a long word) scrolls in its own box."""
     head = "".join(f"<th>{e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(c.replace("<td", f"<td data-label='{e(h)}'", 1) for h, c in zip(headers, r))
-                   + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(c.replace("<td", f"<td data-label='{e(h)}'", 1)
+                                    for h, c in zip(headers, r, strict=True)) + "</tr>" for r in rows)
     cards = " class='cards'" if len(headers) > 2 else ""
     return f"<div class='tw'><table{cards}><tr>{head}</tr>{body}</table></div>"
 

@@ -175,6 +175,28 @@ async def test_inspector_lists_vaults_and_shows_a_recall_with_its_stages(client)
     assert "<h3>Cards</h3>" in text and "Dr. Lin" in text and "SemanticBoost" in text
     # an inspector recall is no access to the memories it shows
     assert "<td data-label='accesses' class='n'>0</td></tr></table></div>" in (await client.get("/inspect/insp")).text
+    # each card with both its times
+    assert "data-label='when said'><time" in text and "data-label='when recorded'><time" in text
+
+
+async def test_inspector_newest_memories_by_when_said_with_both_times(client) -> None:
+    """An import records today what was said years ago: it is not the newest memory, and both times show."""
+    import re
+
+    await client.post("/v1/vaults", json={"name": "insp"})
+    for content, said in (("I moved to Lisbon.", "2025-02-01T10:00:00Z"), ("I grew up in Porto.", "2009-07-14T08:30:00Z"),
+                          ("I studied in Coimbra.", "2015-09-01T09:15:30.5+01:00")):
+        r = await client.post("/v1/vaults/insp/memories", json={"content": content, "said_at": said})
+        assert r.status_code == 200, r.text
+    page = (await client.get("/inspect/insp")).text
+    newest = page[page.index("Newest memories"):]
+    assert newest.index("Lisbon") < newest.index("Coimbra") < newest.index("Porto")  # by when said, not by id
+    said = re.findall(r"data-label='when said'><time datetime='[^']+' title='[^']+'>([^<]+) <small>([^<]+)</small>",
+                      newest)
+    assert [t for t, _ in said] == ["2025-02-01 10:00", "2015-09-01 08:15", "2009-07-14 08:30"]  # UTC, to the minute
+    assert all(rel.endswith(" ago") for _, rel in said)
+    assert len(re.findall(r"data-label='when recorded'><time", newest)) == 3
+    assert "3 memories" in page and "0 sessions" in page and not re.search(r"\b1 \w+s\b \(", page)
 
 
 async def test_inspector_memory_page_and_errors(client) -> None:
