@@ -142,6 +142,11 @@ SELECT * FROM memvault.vault_overview_v1();
 -- app/interfaces/inspector.py
 SELECT * FROM memvault.recent_blocks_v1(%s);
 
+-- block_times --
+-- app/interfaces/inspector.py: when each recalled memory was recorded (transaction time), beside when it was said
+SELECT id, valid_at, recorded_at FROM memvault.block
+WHERE vault_id = memvault.current_vault_id() AND id = ANY(%(ids)s::bigint[]);
+
 -- configure_embedder --
 -- app/services.py
 SELECT * FROM memvault.configure_embedder_v1(%s, %s);

@@ -1,15 +1,18 @@
 """The inspector page, ``/inspect``: what a vault holds and why recall returns what it returns, in a browser.
 
 Server-rendered, no script (the page sends a Content-Security-Policy that forbids any; the entity graph is inline
-SVG drawn on the server). Memories are untrusted text, so everything shown is HTML-escaped. A person signs in with
-an API key once (``app.interfaces.inspector_auth``); every page checks that key's vault and scope. Read-only except
-the review queue's approve / reject and the discovery inbox's dismiss (``app.interfaces.inspector_review``).
+SVG drawn on the server, ``app.interfaces.graph_svg``); the shell, tables, times and counts come from
+``app.interfaces.inspector_html``. Memories are untrusted text, so everything shown is HTML-escaped. A person signs
+in with an API key once (``app.interfaces.inspector_auth``); every page checks that key's vault and scope.
+Read-only except the review queue's approve / reject and the discovery inbox's dismiss
+(``app.interfaces.inspector_review``).
 - ``/inspect``: the vaults, with their memories, sessions, turns and graph size, and the models in use.
 - ``/inspect/{vault}``: a recall form (query, thinking mode, valid time, transaction time); its answer shows the
   intent and mode, each stage's milliseconds, the events (attention gate, breaker, speaker, cohesion...), the token
   use, and every card with its score and the multiplier of each scoring stage. Without a query, the newest
-  memories. An inspector recall is a real recall (it is in ``recall_log``), but it counts as no access to the
-  memories it shows (no write-back) and skips the prefetch cache.
+  memories by when they were said. Wherever memories are listed, both times show: when said (valid time) and when
+  recorded (transaction time). An inspector recall is a real recall (it is in ``recall_log``), but it counts as no
+  access to the memories it shows (no write-back) and skips the prefetch cache.
   A search form lists memories by text, category and state (``GET .../memories``'s filters), a page at a time.
 - ``/inspect/{vault}/memories/{id}``: one memory: its fields, its history in both times (each version's valid time
   and the transaction time it was believed in), every place it was said, and the entity graph around it.
@@ -19,62 +22,26 @@ the review queue's approve / reject and the discovery inbox's dismiss (``app.int
 from __future__ import annotations
 
 from datetime import datetime
-from html import escape
 from typing import Any
 
 from litestar import Controller, Response, get
-from litestar.enums import MediaType
 from pydantic import ValidationError
 
-from app.api.errors import public_text
 from app.auth import Principal
 from app.db.queries import Q
 from app.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized, field_problems
 from app.interfaces.inspector_auth import refused, same_origin
+from app.interfaces.inspector_html import count, e, error_page, page, table, td, td_time, when
 from app.read.api import RecallIn
 from app.services import Services
 from app.vaults import Vault, get_vault, list_vaults
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"
-STYLE = """body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:72em;padding:0 1em;color:#222}
-table{border-collapse:collapse;width:100%;margin:.5em 0 1.2em}th,td{border-bottom:1px solid #ddd;padding:.3em .5em;
-text-align:left;vertical-align:top}th{background:#f4f4f4}td.n{text-align:right;white-space:nowrap}
-.f{color:#666;font-size:12px}pre{white-space:pre-wrap;background:#f8f8f8;padding:.6em}input,select{font:inherit}
-.err{color:#a00}a{color:#0645ad}nav{display:flex;justify-content:space-between;align-items:center}
-nav form{margin:0}form{margin:.4em 0}svg.graph{max-width:100%;height:auto}"""
+# Both times of a memory, wherever one is listed: when it was said (its valid time starts then) and when the vault
+# recorded it (transaction time). An import records today what was said years ago.
+SAID, RECORDED = "when said", "when recorded"
 
 
-def _e(value: Any) -> str:
-    return escape("" if value is None else str(value))
-
-
-def _page(title: str, body: str, status: int = 200) -> Response:
-    html = (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)} · memvault</title>"
-            f"<style>{STYLE}</style></head><body><nav><a href='/inspect'>memvault inspector</a>"
-            "<form method='post' action='/inspect/logout'><button id='sign-out'>Sign out</button></form></nav>"
-            f"<h1>{_e(title)}</h1>{body}</body></html>")
-    return Response(html, media_type=MediaType.HTML, status_code=status,
-                    headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
-
-
-def _error(exc: MemvaultError) -> Response:
-    detail, hint = public_text(exc)  # never a database's own words, nor a fault's
-    text = f"{detail}\n  hint: {hint}" if hint else detail
-    return _page("Error", f"<p class='err'>{_e(text)}</p>", exc.status if exc.status < 500 else 500)
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """``rows`` hold HTML already escaped by the caller."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _td(value: Any, *, num: bool = False) -> str:
-    return f"<td class='n'>{_e(value)}</td>" if num else f"<td>{_e(value)}</td>"
-
-
-def _when(value: str | None, name: str) -> datetime | None:
+def _parse_time(value: str | None, name: str) -> datetime | None:
     if not value:
         return None
     try:
@@ -100,15 +67,15 @@ class InspectorController(Controller):
             if not principal.may_see(v.name):
                 continue
             o = await _overview(services, v)
-            rows.append([f"<td><a href='/inspect/{_e(v.name)}'>{_e(v.name)}</a></td>",
-                         *(_td(o.get(k), num=True) for k in ("memories", "sessions", "turns", "entities", "triples")),
-                         _td(o.get("last_write_at")), _td(v.created_at)])
+            rows.append([f"<td><a href='/inspect/{e(v.name)}'>{e(v.name)}</a></td>",
+                         *(td(o.get(k), num=True) for k in ("memories", "sessions", "turns", "entities", "triples")),
+                         td_time(o.get("last_write_at"), empty="never"), td_time(v.created_at)])
         s = services
-        models = (f"<p class='f'>embedder {_e(s.embedder.name)} · second rail {_e(s.rail2.name if s.rail2 else 'off')}"
-                  f" · LLM {_e(s.settings.llm)} · reranker {_e(s.settings.reranker)}</p>")
-        body = models + (_table(["vault", "memories", "sessions", "turns", "entities", "triples", "last write",
-                                 "created"], rows) if rows else "<p>No vaults yet: POST /v1/vaults.</p>")
-        return _page("Vaults", body)
+        models = (f"<p class='f'>embedder {e(s.embedder.name)} · second rail {e(s.rail2.name if s.rail2 else 'off')}"
+                  f" · LLM {e(s.settings.llm)} · reranker {e(s.settings.reranker)}</p>")
+        body = models + (table(["vault", "memories", "sessions", "turns", "entities", "triples", "last write",
+                                "created"], rows) if rows else "<p>No vaults yet: POST /v1/vaults.</p>")
+        return page("Vaults", body)
 
     @get("/{vault:str}")
     async def vault(self, vault: str, services: Services, q: str | None = None, thinking: str | None = None,
@@ -117,11 +84,11 @@ class InspectorController(Controller):
         try:
             v = await get_vault(services.db, vault)
             o = await _overview(services, v)
-            facts = (f"<p>{_e(o.get('memories'))} memories ({_e(o.get('superseded'))} superseded, "
-                     f"{_e(o.get('retracted'))} retracted) · {_e(o.get('sessions'))} sessions "
-                     f"({_e(o.get('open_sessions'))} open) · {_e(o.get('turns'))} turns · "
-                     f"{_e(o.get('entities'))} entities · {_e(o.get('triples'))} triples</p>")
-            links = (f"<p><a id='review' href='/inspect/{_e(v.name)}/review'>review queue and discovery inbox</a>"
+            facts = (f"<p>{count(o.get('memories'), 'memory', 'memories')} ({e(o.get('superseded') or 0)} "
+                     f"superseded, {e(o.get('retracted') or 0)} retracted) · {count(o.get('sessions'), 'session')} "
+                     f"({e(o.get('open_sessions') or 0)} open) · {count(o.get('turns'), 'turn')} · "
+                     f"{count(o.get('entities'), 'entity', 'entities')} · {count(o.get('triples'), 'triple')}</p>")
+            links = (f"<p><a id='review' href='/inspect/{e(v.name)}/review'>review queue and discovery inbox</a>"
                      "</p>")
             form = _form(v.name, q, thinking, as_of, known_at) + _search_form(v.name, text, category, which)
             if q:
@@ -131,8 +98,8 @@ class InspectorController(Controller):
             else:
                 body = facts + links + form + await _recent_section(services, v)
         except MemvaultError as exc:
-            return _error(exc)
-        return _page(f"Vault {vault}", body)
+            return error_page(exc)
+        return page(f"Vault {vault}", body)
 
     @get("/{vault:str}/memories/{block_id:int}")
     async def memory(self, vault: str, block_id: int, services: Services) -> Response:
@@ -142,31 +109,33 @@ class InspectorController(Controller):
             v = await get_vault(services.db, vault)
             m = await get_memory(services, v, block_id)
         except MemvaultError as exc:
-            return _error(exc)
+            return error_page(exc)
+        times = ("valid_at", "invalid_at", "recorded_at", "retracted_at", "last_accessed_at")
         fields = ("kind", "category", "source_kind", "trust_score", "confidence", "tier", "session_id", "valid_at",
                   "invalid_at", "recorded_at", "retracted_at", "superseded_by", "version", "access_count",
                   "last_accessed_at", "ppr_score", "quarantine_tags", "source_turn_ids")
-        rows = [[_td(f), _memory_link(v.name, m[f]) if f == "superseded_by" and m[f] else _td(m.get(f))]
-                for f in fields]
-        body = [f"<p><a href='/inspect/{_e(v.name)}'>back to {_e(v.name)}</a></p>",
-                f"<pre>{_e(m['content'])}</pre>", _table(["field", "value"], rows)]
+        rows = [[td(f), _memory_link(v.name, m[f]) if f == "superseded_by" and m[f] else
+                 td_time(m.get(f)) if f in times else td(m.get(f))] for f in fields]
+        body = [f"<p><a href='/inspect/{e(v.name)}'>back to {e(v.name)}</a></p>",
+                f"<pre>{e(m['content'])}</pre>",
+                f"<p id='times'>{SAID} {when(m.get('valid_at'))} · {RECORDED} {when(m.get('recorded_at'))}</p>",
+                table(["field", "value"], rows)]
         if m.get("summary") or m.get("digest"):
-            body.append(f"<h2>Summary and digest</h2><pre>{_e(m.get('summary'))}</pre><pre>{_e(m.get('digest'))}</pre>")
-        body.append("<h2>History</h2><p class='f'>Valid time: when it was true. Transaction time: when the vault "
-                    "believed this version (recorded until replaced or retracted).</p>" + _table(
-            ["version", "content", "valid from", "valid until", "recorded", "replaced", "retracted"],
-            [[_td(h.get("version"), num=True), _td(h.get("content")), _td(h.get("valid_at")),
-              _td(h.get("invalid_at") or "still true"), _td(h.get("recorded_at")),
-              _td(h.get("replaced_at") or "current"), _td(h.get("retracted_at"))]
+            body.append(f"<h2>Summary and digest</h2><pre>{e(m.get('summary'))}</pre><pre>{e(m.get('digest'))}</pre>")
+        body.append("<h2>History</h2><p class='f'>Valid time: when it was true (from when it was said). Transaction "
+                    "time: when the vault believed this version (recorded until replaced or retracted).</p>" + table(
+            ["version", "content", "valid from (said)", "valid until", "recorded", "replaced", "retracted"],
+            [[td(h.get("version"), num=True), td(h.get("content")), td_time(h.get("valid_at")),
+              td_time(h.get("invalid_at"), empty="still true"), td_time(h.get("recorded_at")),
+              td_time(h.get("replaced_at"), empty="current"), td_time(h.get("retracted_at"))]
              for h in [{**m, "replaced_at": None}, *m["history"]]]))
         body.append(await _memory_graph(services, v, block_id))
         if m["sources"]:
-            body.append("<h2>Where it was said</h2>" + _table(
-                ["turn", "session", "source", "said at", "decision"],
-                [[_td(s["turn_id"], num=True), _td(s["session_id"]), _td(s["source_kind"]), _td(s["said_at"]),
-                  _td(s["decision"])] for s in m["sources"]]))
-        return _page(f"Memory {block_id} in {vault}", "".join(body))
-
+            body.append("<h2>Where it was said</h2>" + table(
+                ["turn", "session", "source", SAID, "decision"],
+                [[td(s["turn_id"], num=True), td(s["session_id"]), td(s["source_kind"]), td_time(s["said_at"]),
+                  td(s["decision"])] for s in m["sources"]]))
+        return page(f"Memory {block_id} in {vault}", "".join(body))
 
     @get("/{vault:str}/entities/{entity:str}")
     async def entity(self, vault: str, entity: str, services: Services) -> Response:
@@ -175,22 +144,21 @@ class InspectorController(Controller):
 
         try:
             v = await get_vault(services.db, vault)
-            e = await find_entity(services, v, entity)
-            rows = await services.db.fetchall(Q.entity_two_hops,
-                                              (e["id"],), vault_id=v.id)
+            ent = await find_entity(services, v, entity)
+            rows = await services.db.fetchall(Q.entity_two_hops, (ent["id"],), vault_id=v.id)
         except MemvaultError as exc:
-            return _error(exc)
-        body = [f"<p><a href='/inspect/{_e(v.name)}'>back to {_e(v.name)}</a> · mentioned {_e(e['mention_count'])}"
-                " times</p>",
-                graph_svg(rows, {e["id"]}, lambda n: f"/inspect/{v.name}/entities/{n}") if rows else
+            return error_page(exc)
+        body = [f"<p><a href='/inspect/{e(v.name)}'>back to {e(v.name)}</a> · "
+                f"<span id='mentions'>mentioned {count(ent['mention_count'], 'time')}</span></p>",
+                graph_svg(rows, {ent["id"]}, lambda n: f"/inspect/{v.name}/entities/{n}") if rows else
                 "<p>No relations.</p>"]
         if rows:
-            body.append(_table(["hop", "subject", "relation", "object", "valid from", "until", "said in"], [
-                [_td(r["hop"], num=True), _td(r["subject"]), _td(r["predicate"]), _td(r["object"]),
-                 _td(r["valid_at"]), _td(r["invalid_at"]),
-                 _memory_link(v.name, r["evidence_block_id"]) if r["evidence_block_id"] else _td(None)]
+            body.append(table(["hop", "subject", "relation", "object", "valid from", "until", "said in"], [
+                [td(r["hop"], num=True), td(r["subject"]), td(r["predicate"]), td(r["object"]),
+                 td_time(r["valid_at"]), td_time(r["invalid_at"], empty="still true"),
+                 _memory_link(v.name, r["evidence_block_id"]) if r["evidence_block_id"] else td(None)]
                 for r in rows]))
-        return _page(f"Entity {e['name']}", "".join(body))
+        return page(f"Entity {ent['name']}", "".join(body))
 
 
 async def _memory_graph(services: Services, vault: Vault, block_id: int) -> str:
@@ -219,8 +187,8 @@ def _search_form(vault: str, text: str | None, category: str | None, which: str 
                    for c in ("", *get_args(Category)))
     states = "".join(f"<option value='{w}'{' selected' if (which or 'current') == w else ''}>{w}</option>"
                      for w in ("current", "superseded", "retracted", "all"))
-    return (f"<form id='search' method='get' action='/inspect/{_e(vault)}'><input name='text' size='40' "
-            f"placeholder='search memories...' value='{_e(text)}'> <select name='category'>{cats}</select> "
+    return (f"<form id='search' method='get' action='/inspect/{e(vault)}'><input name='text' size='40' "
+            f"placeholder='search memories...' value='{e(text)}'> <select name='category'>{cats}</select> "
             f"<select name='which'>{states}</select> <button id='search-button'>Search</button></form>")
 
 
@@ -235,29 +203,29 @@ async def _search_section(services: Services, vault: Vault, text: str | None, ca
     found = await list_memories(services, vault, filters, 50, cursor)
     if not found.items:
         return "<h2>Search</h2><p>No memory matches.</p>"
-    table = _table(["id", "memory", "category", "state", "valid from", "recorded", "feedback"], [
-        [_memory_link(vault.name, m.id), _td(m.content), _td(m.category),
-         _td("retracted" if m.retracted_at else "superseded" if m.superseded_by else "current"), _td(m.valid_at),
-         _td(m.recorded_at), _td(f"+{m.feedback_up} / -{m.feedback_down}")] for m in found.items])
+    rows = table(["id", "memory", "category", "state", SAID, RECORDED, "feedback"], [
+        [_memory_link(vault.name, m.id), td(m.content), td(m.category),
+         td("retracted" if m.retracted_at else "superseded" if m.superseded_by else "current"), td_time(m.valid_at),
+         td_time(m.recorded_at), td(f"+{m.feedback_up} / -{m.feedback_down}")] for m in found.items])
     more = ""
     if found.next_cursor:
         query = urlencode({"text": text or "", "category": category or "", "which": which or "current",
                            "cursor": found.next_cursor})
-        more = f"<p><a id='next-page' href='/inspect/{_e(vault.name)}?{_e(query)}'>next page</a></p>"
-    return f"<h2>Search</h2>{table}{more}"
+        more = f"<p><a id='next-page' href='/inspect/{e(vault.name)}?{e(query)}'>next page</a></p>"
+    return f"<h2>Search</h2>{rows}{more}"
 
 
 def _memory_link(vault: str, block_id: Any) -> str:
-    return f"<td><a href='/inspect/{_e(vault)}/memories/{_e(block_id)}'>{_e(block_id)}</a></td>"
+    return f"<td><a href='/inspect/{e(vault)}/memories/{e(block_id)}'>{e(block_id)}</a></td>"
 
 
 def _form(vault: str, q: str | None, thinking: str | None, as_of: str | None, known_at: str | None) -> str:
     options = "".join(f"<option value='{m}'{' selected' if (thinking or '') == m else ''}>{m or 'by intent'}</option>"
                       for m in ("", "fast", "slow"))
-    return (f"<form method='get' action='/inspect/{_e(vault)}'><input name='q' size='60' placeholder='recall...' "
-            f"value='{_e(q)}'> thinking <select name='thinking'>{options}</select> as of <input name='as_of' "
-            f"size='22' value='{_e(as_of)}'> known at <input name='known_at' size='22' value='{_e(known_at)}'> "
-            "<button>Recall</button></form>")
+    return (f"<form method='get' action='/inspect/{e(vault)}'><input name='q' size='60' placeholder='recall...' "
+            f"value='{e(q)}'> <label>thinking <select name='thinking'>{options}</select></label> <label>as of "
+            f"<input name='as_of' size='22' value='{e(as_of)}'></label> <label>known at <input name='known_at' "
+            f"size='22' value='{e(known_at)}'></label> <button>Recall</button></form>")
 
 
 async def _recall_section(services: Services, vault: Vault, q: str, thinking: str | None, as_of: str | None,
@@ -266,8 +234,8 @@ async def _recall_section(services: Services, vault: Vault, q: str, thinking: st
     from app.read.recall import recall
 
     try:
-        args = RecallIn(query=q, thinking=thinking or None, as_of=_when(as_of, "as_of"),
-                        known_at=_when(known_at, "known_at"))
+        args = RecallIn(query=q, thinking=thinking or None, as_of=_parse_time(as_of, "as_of"),
+                        known_at=_parse_time(known_at, "known_at"))
     except ValidationError as exc:
         raise InvalidInput(field_problems(exc)) from exc
     result = await recall(services, vault, args.query, RecallOptions(
@@ -275,23 +243,26 @@ async def _recall_section(services: Services, vault: Vault, q: str, thinking: st
         use_prefetch=False))
     meta = result.meta
     tokens = meta.get("tokens") or {}
-    out = [f"<h2>Recall</h2><p>intent <b>{_e(meta.get('intent'))}</b> ({_e(meta.get('intent_confidence'))}) · "
-           f"mode {_e(meta.get('mode'))} · thinking {_e(meta.get('thinking'))} · {_e(meta.get('candidates'))} "
-           f"candidates · tokens {_e(tokens.get('used'))} of {_e(tokens.get('budget'))} · "
-           f"{_e(meta.get('total_ms'))} ms</p>"]
-    out.append(_table(["stage", "ms"], [[_td(k), _td(v, num=True)] for k, v in (meta.get("stage_ms") or {}).items()]))
+    out = [f"<h2>Recall</h2><p>intent <b>{e(meta.get('intent'))}</b> ({e(meta.get('intent_confidence'))}) · "
+           f"mode {e(meta.get('mode'))} · thinking {e(meta.get('thinking'))} · "
+           f"{count(meta.get('candidates'), 'candidate')} · tokens {e(tokens.get('used'))} of "
+           f"{e(tokens.get('budget'))} · {e(meta.get('total_ms'))} ms</p>"]
+    out.append(table(["stage", "ms"], [[td(k), td(v, num=True)] for k, v in (meta.get("stage_ms") or {}).items()]))
     if meta.get("events"):
-        out.append("<h3>Events</h3>" + _table(["stage", "detail"], [
-            [_td(ev.get("stage")), _td(", ".join(f"{k}={v}" for k, v in ev.items() if k != "stage"))]
+        out.append("<h3>Events</h3>" + table(["stage", "detail"], [
+            [td(ev.get("stage")), td(", ".join(f"{k}={v}" for k, v in ev.items() if k != "stage"))]
             for ev in meta["events"]]))
+    ids = [c.id for c in (*result.cards, *result.cascade_cards) if c.id > 0]
+    recorded = {r["id"]: r["recorded_at"] for r in await services.db.fetchall(
+        Q.block_times, {"ids": ids}, vault_id=vault.id)} if ids else {}
     for title, cards in (("Cards", result.cards), ("Cascade cards", result.cascade_cards)):
         if not cards:
             continue
-        rows = [[_td(i, num=True), _memory_link(vault.name, c.id) if c.id > 0 else _td(c.id), _td(c.score, num=True),
-                 f"<td>{_e(c.text)}<div class='f'>{_e(_factors(c.stages))}</div></td>", _td(c.origin),
-                 _td(c.session_id)] for i, c in enumerate(cards, 1)]
-        out.append(f"<h3>{title}</h3>" + _table(["#", "id", "score", "text · stage multipliers", "origin",
-                                                  "session"], rows))
+        rows = [[td(i, num=True), _memory_link(vault.name, c.id) if c.id > 0 else td(c.id), td(c.score, num=True),
+                 f"<td>{e(c.text)}<div class='f'>{e(_factors(c.stages))}</div></td>", td_time(c.valid_at),
+                 td_time(recorded.get(c.id)), td(c.origin), td(c.session_id)] for i, c in enumerate(cards, 1)]
+        out.append(f"<h3>{title}</h3>" + table(["#", "id", "score", "text · stage multipliers", SAID, RECORDED,
+                                                "origin", "session"], rows))
     if not result.cards and not result.cascade_cards:
         out.append("<p>Nothing recalled.</p>")
     return "".join(out)
@@ -305,7 +276,10 @@ async def _recent_section(services: Services, vault: Vault) -> str:
     rows = await services.db.fetchall(Q.recent_blocks, (50,), vault_id=vault.id)
     if not rows:
         return "<p>No memories yet.</p>"
-    return "<h2>Newest memories</h2>" + _table(
-        ["id", "memory", "kind", "source", "session", "recorded", "accesses"],
-        [[_memory_link(vault.name, r["id"]), _td(r["content"]), _td(r["kind"]), _td(r["source_kind"]),
-          _td(r["session_id"]), _td(r["recorded_at"]), _td(r["access_count"], num=True)] for r in rows])
+    return ("<h2 id='newest'>Newest memories, by when said</h2><p class='f'>When said: when the conversation it "
+            "came from took place (its valid time starts then). When recorded: when the vault stored it; an import "
+            "records today what was said long ago.</p>" + table(
+                ["id", "memory", "kind", "source", "session", SAID, RECORDED, "accesses"],
+                [[_memory_link(vault.name, r["id"]), td(r["content"]), td(r["kind"]), td(r["source_kind"]),
+                  td(r["session_id"]), td_time(r["valid_at"]), td_time(r["recorded_at"]),
+                  td(r["access_count"], num=True)] for r in rows]))

@@ -3,10 +3,12 @@
 ``POST /inspect/login`` checks the key (``app.auth.authenticate``) and sets it as the cookie ``memvault_key``:
 HttpOnly (no script could read it, and the pages run none), SameSite=Strict (no other site's page can make the
 browser send it: the review buttons' POSTs cannot be forged cross-site), Path=/inspect (the API never sees it) and
-for 8 hours. ``POST /inspect/logout`` drops it. The API's own guard (``app.api.guard``) reads that cookie on
-``/inspect`` as it reads a key header anywhere, so every inspector page is checked like any route (vault binding;
-GET read, POST write). Refused, a browser (it asks for text/html) is sent to the form with the reason; any other
-client gets the API's 401 / 403. A POST must also come from the inspector's own pages (same origin).
+for 8 hours. A refused key gets the same form back (401, or 429 after too many failures) with the reason and
+the page it was going to kept. ``POST /inspect/logout`` drops it. The API's own guard (``app.api.guard``) reads
+that cookie on ``/inspect`` as it reads a key header anywhere, so every inspector page is checked like any route
+(vault binding; GET read, POST write). Refused, a browser (it asks for text/html) is sent to the form with the
+reason; any other client gets the API's 401 / 403. A POST must also come from the inspector's own pages (same
+origin).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from litestar.response import Redirect
 
 from app.api.errors import memvault_error_handler
 from app.api.guard import INSPECTOR_COOKIE
-from app.auth import Principal, authenticate_limited
+from app.auth import Principal, authenticate_limited, parse_key
 from app.auth_limit import forwarded_for
 from app.errors import Forbidden, MemvaultError
+from app.interfaces.inspector_html import e, page
 
 MAX_AGE = 8 * 3600
 
@@ -62,22 +65,11 @@ class InspectorLoginController(Controller):
 
     @get("/login")
     async def form(self, next: str = "/inspect", why: str | None = None) -> Response:
-        from app.interfaces.inspector import _e, _page
-
-        note = f"<p class='err'>{_e(why)}</p>" if why else ""
-        body = (note + "<form method='post' action='/inspect/login'>"
-                f"<input type='hidden' name='next' value='{_e(_local(next))}'>"
-                "<label>API key <input id='key' name='key' type='password' size='60' autocomplete='off' "
-                "placeholder='mvk_...'></label> <button id='sign-in'>Sign in</button></form>"
-                "<p class='f'>A key with scope read shows the pages; approving or rejecting a review needs write. "
-                "`make serve` prints a local admin key; `memvault key create --scope read` makes another.</p>")
-        return _page("Sign in", body)
+        return sign_in_page(next, why)
 
     @post("/login")
     async def login(self, request: Request,
                     data: dict[str, str] = Body(media_type=RequestEncodingType.URL_ENCODED)) -> Response:
-        from app.interfaces.inspector import _e, _page
-
         key, target = (data.get("key") or "").strip(), _local(data.get("next") or "/inspect")
         services = request.app.state.services
         try:
@@ -85,9 +77,8 @@ class InspectorLoginController(Controller):
                                        services.client_address(request.client.host if request.client else None,
                                                                forwarded_for(request.scope)),
                                        services.verified_secrets)
-        except MemvaultError as exc:
-            page = _page("Sign in", f"<p class='err'>{_e(exc.message)}</p><p><a href='/inspect/login?next="
-                                    f"{_e(quote(target))}'>try again</a></p>", status=exc.status)
+        except MemvaultError as exc:  # the form again, with why, where to go after, and the key's public part
+            page = sign_in_page(target, exc.message, typed=key, status=exc.status)
             page.headers.update(exc.headers or {})
             return page
         response = Redirect(target, status_code=303)
@@ -101,6 +92,26 @@ class InspectorLoginController(Controller):
         response.cookies.append(Cookie(key=INSPECTOR_COOKIE, value="", path="/inspect", max_age=0, httponly=True,
                                        samesite="strict"))
         return response
+
+
+def sign_in_page(target: str, why: str | None = None, *, typed: str = "", status: int = 200) -> Response:
+    """The sign-in form; after a refused key, the same form with the reason above it, still going to ``target``.
+    The key field starts empty (a secret is never sent back into a page); what was typed is named by its public
+    part, the key id, so a person sees which key was refused."""
+    note = f"<p class='err' id='why'>{e(why)}</p>" if why else ""
+    if typed:
+        try:
+            seen = f"the key mvk_{e(parse_key(typed)[0])}_… was refused; type the whole key again"
+        except MemvaultError:
+            seen = "what was typed is not the shape of a memvault key: mvk_&lt;id&gt;_&lt;secret&gt;"
+        note += f"<p class='f' id='refused-key'>{seen}.</p>"
+    body = (note + "<form method='post' action='/inspect/login'>"
+            f"<input type='hidden' name='next' value='{e(_local(target))}'>"
+            "<label>API key <input id='key' name='key' type='password' size='60' autocomplete='off' "
+            f"placeholder='mvk_...'{' autofocus' if why else ''}></label> <button id='sign-in'>Sign in</button>"
+            "</form><p class='f'>A key with scope read shows the pages; approving or rejecting a review needs "
+            "write. `make serve` prints a local admin key; `memvault key create --scope read` makes another.</p>")
+    return page("Sign in", body, status=status, signed_in=False)
 
 
 def _local(target: str) -> str:

@@ -13,8 +13,8 @@ from litestar.response import Redirect
 from app.background import review
 from app.db.queries import Q
 from app.errors import Forbidden, MemvaultError, Unauthorized
-from app.interfaces.inspector import _e, _error, _page, _table, _td
 from app.interfaces.inspector_auth import principal_of, refused, same_origin
+from app.interfaces.inspector_html import e, error_page, page, table, td, td_time
 from app.services import Services
 from app.vaults import get_vault
 
@@ -36,26 +36,26 @@ class InspectorReviewController(Controller):
             inbox = [r["d"] for r in await services.db.fetchall(Q.discovery_list,
                                                                 vault_id=v.id)]
         except MemvaultError as exc:
-            return _error(exc)
-        body = [f"<p><a href='/inspect/{_e(v.name)}'>back to {_e(v.name)}</a></p>"]
+            return error_page(exc)
+        body = [f"<p><a href='/inspect/{e(v.name)}'>back to {e(v.name)}</a></p>"]
         if done:
-            body.append(f"<p id='done'>{_e(done)}</p>")
+            body.append(f"<p id='done'>{e(done)}</p>")
         body.append("<h2>Review queue</h2>")
-        body.append(_table(["#", "kind", "proposal", "why", "confidence", "impact", "due", ""], [
-            [_td(q["id"], num=True), _td(q["kind"]), _td(_proposal(q["proposal"])), _td(q["reason"]),
-             _td(q["confidence"], num=True), _td(q["impact"], num=True), _td(q["due_at"]),
+        body.append(table(["#", "kind", "proposal", "why", "confidence", "impact", "due", ""], [
+            [td(q["id"], num=True), td(q["kind"]), td(_proposal(q["proposal"])), td(q["reason"]),
+             td(q["confidence"], num=True), td(q["impact"], num=True), td_time(q["due_at"]),
              f"<td>{_button(v.name, 'review', q['id'], 'approve')} {_button(v.name, 'review', q['id'], 'reject')}"
              "</td>"] for q in open_items]) if open_items else "<p>Nothing waits for a decision.</p>")
         if decided:
-            body.append("<h3>Decided</h3>" + _table(["#", "kind", "proposal", "decision", "by", "when"], [
-                [_td(q["id"], num=True), _td(q["kind"]), _td(_proposal(q["proposal"])), _td(q["status"]),
-                 _td(q.get("decided_by")), _td(q.get("decided_at"))] for q in decided]))
+            body.append("<h3>Decided</h3>" + table(["#", "kind", "proposal", "decision", "by", "when"], [
+                [td(q["id"], num=True), td(q["kind"]), td(_proposal(q["proposal"])), td(q["status"]),
+                 td(q.get("decided_by")), td_time(q.get("decided_at"))] for q in decided]))
         body.append("<h2>Discovery inbox</h2>")
-        body.append(_table(["#", "kind", "finding", "score", "found", ""], [
-            [_td(d["id"], num=True), _td(d["kind"]), _td(d["title"]), _td(round(d["score"], 3), num=True),
-             _td(d["created_at"]), f"<td>{_button(v.name, 'inbox', d['id'], 'dismiss')}</td>"] for d in inbox])
+        body.append(table(["#", "kind", "finding", "score", "found", ""], [
+            [td(d["id"], num=True), td(d["kind"]), td(d["title"]), td(round(d["score"], 3), num=True),
+             td_time(d["created_at"]), f"<td>{_button(v.name, 'inbox', d['id'], 'dismiss')}</td>"] for d in inbox])
             if inbox else "<p>The inbox is empty (the dream loop fills it).</p>")
-        return _page(f"Review · {vault}", "".join(body))
+        return page(f"Review · {vault}", "".join(body))
 
     @post("/review/{item_id:int}/approve")
     async def approve(self, vault: str, item_id: int, request: Request, services: Services) -> Response:
@@ -71,7 +71,7 @@ class InspectorReviewController(Controller):
             v = await get_vault(services.db, vault)
             await services.db.fetchone(Q.discovery_dismiss, (item_id,), vault_id=v.id)
         except MemvaultError as exc:
-            return _error(exc)
+            return error_page(exc)
         return Redirect(f"/inspect/{v.name}/review?done=finding {item_id} dismissed", status_code=303)
 
 
@@ -81,12 +81,12 @@ async def _decide(request: Request, services: Services, vault: str, item_id: int
         q = await review.decide(services.db, v.id, item_id, approve=approve, by=principal_of(request).actor,
                                 note="inspector")
     except MemvaultError as exc:
-        return _error(exc)
+        return error_page(exc)
     return Redirect(f"/inspect/{v.name}/review?done=item {item_id} {q.get('status', '').lower()}", status_code=303)
 
 
 def _button(vault: str, area: str, item_id: int, action: str) -> str:
-    return (f"<form method='post' action='/inspect/{_e(vault)}/{area}/{item_id}/{action}' style='display:inline'>"
+    return (f"<form method='post' action='/inspect/{e(vault)}/{area}/{item_id}/{action}' class='inline'>"
             f"<button id='{action}-{item_id}'>{action}</button></form>")
 
 

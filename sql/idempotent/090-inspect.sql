@@ -30,7 +30,9 @@ BEGIN
 END
 $$;
 
--- The newest current memories (highest id first: ids are given in write order, and the primary key serves it).
+-- The newest current memories by when they were said (valid time: an import of old conversations records today
+-- what was said long ago, so write order is not it); ties by write order. block_valid_idx (vault_id, valid_at)
+-- serves it.
 CREATE OR REPLACE FUNCTION memvault.recent_blocks_v1(p_limit integer DEFAULT 50)
     RETURNS TABLE (id bigint, kind text, category text, content text, source_kind text, tier text,
                    session_id text, valid_at timestamptz, recorded_at timestamptz, version integer,
@@ -45,7 +47,7 @@ BEGIN
     FROM memvault.block b
     LEFT JOIN memvault.block_usage u ON u.vault_id = b.vault_id AND u.block_id = b.id
     WHERE b.vault_id = memvault.current_vault_id() AND b.superseded_by IS NULL AND b.retracted_at IS NULL
-    ORDER BY b.id DESC
+    ORDER BY b.valid_at DESC, b.id DESC
     LIMIT greatest(p_limit, 0);
 END
 $$;

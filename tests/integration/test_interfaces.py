@@ -163,18 +163,41 @@ async def test_inspector_lists_vaults_and_shows_a_recall_with_its_stages(client)
     assert "<a href='/inspect/insp'>insp</a>" in index.text and "embedder use:" in index.text
 
     page = await client.get("/inspect/insp")
-    assert "2 memories (0 superseded, 0 retracted) · 1 sessions (1 open) · 2 turns" in page.text
-    assert "Newest memories" in page.text
+    assert "2 memories (0 superseded, 0 retracted) · 1 session (1 open) · 2 turns" in page.text
+    assert "Newest memories, by when said" in page.text
     # memories are untrusted text: escaped, never markup
     assert "&lt;b&gt;in Tainan&lt;/b&gt;" in page.text and "<b>in Tainan</b>" not in page.text
 
     found = await client.get("/inspect/insp", params={"q": "Who is my dentist?", "thinking": "slow"})
     assert found.status_code == 200
     text = found.text
-    assert "thinking slow" in text and "<td>search</td>" in text and "<td>cascade</td>" in text
+    assert "thinking slow" in text and ">search</td>" in text and ">cascade</td>" in text
     assert "<h3>Cards</h3>" in text and "Dr. Lin" in text and "SemanticBoost" in text
     # an inspector recall is no access to the memories it shows
-    assert "<td class='n'>0</td></tr></table>" in (await client.get("/inspect/insp")).text
+    assert "<td data-label='accesses' class='n'>0</td></tr></table></div>" in (await client.get("/inspect/insp")).text
+    # each card with both its times
+    assert "data-label='when said'><time" in text and "data-label='when recorded'><time" in text
+
+
+async def test_inspector_newest_memories_by_when_said_with_both_times(client) -> None:
+    """An import records today what was said years ago: it is not the newest memory, and both times show."""
+    import re
+
+    await client.post("/v1/vaults", json={"name": "insp"})
+    for content, said in (("I moved to Lisbon.", "2025-02-01T10:00:00Z"),
+                          ("I grew up in Porto.", "2009-07-14T08:30:00Z"),
+                          ("I studied in Coimbra.", "2015-09-01T09:15:30.5+01:00")):
+        r = await client.post("/v1/vaults/insp/memories", json={"content": content, "said_at": said})
+        assert r.status_code == 200, r.text
+    page = (await client.get("/inspect/insp")).text
+    newest = page[page.index("Newest memories"):]
+    assert newest.index("Lisbon") < newest.index("Coimbra") < newest.index("Porto")  # by when said, not by id
+    said = re.findall(r"data-label='when said'><time datetime='[^']+' title='[^']+'>([^<]+) <small>([^<]+)</small>",
+                      newest)
+    assert [t for t, _ in said] == ["2025-02-01 10:00", "2015-09-01 08:15", "2009-07-14 08:30"]  # UTC, to the minute
+    assert all(rel.endswith(" ago") for _, rel in said)
+    assert len(re.findall(r"data-label='when recorded'><time", newest)) == 3
+    assert "3 memories" in page and "0 sessions" in page
 
 
 async def test_inspector_memory_page_and_errors(client) -> None:
@@ -182,7 +205,8 @@ async def test_inspector_memory_page_and_errors(client) -> None:
     mem = (await client.post("/v1/vaults/insp/memories", json={"content": "The gate code is 4711."})).json()
     block_id = mem["results"][0]["block_id"]
     page = await client.get(f"/inspect/insp/memories/{block_id}")
-    assert page.status_code == 200 and "The gate code is 4711." in page.text and "<td>CREATE</td>" in page.text
+    assert page.status_code == 200 and "The gate code is 4711." in page.text
+    assert "<td data-label='decision'>CREATE</td>" in page.text
 
     assert (await client.get("/inspect/nowhere")).status_code == 404
     missing = await client.get("/inspect/insp/memories/999999")
@@ -215,6 +239,13 @@ async def test_inspector_sign_in_cookie_and_what_a_key_may_do(services, admin_ke
         assert form.status_code == 200 and "name='key'" in form.text and "script" not in form.text
         wrong = await c.post("/inspect/login", data={"key": "nope", "next": "/inspect/insp"})
         assert wrong.status_code == 401 and "class='err'" in wrong.text
+        # the form again, on the same page: where it was going kept, the secret not sent back, nothing to sign out of
+        assert "id='key'" in wrong.text and "name='next' value='/inspect/insp'" in wrong.text
+        assert "nope" not in wrong.text and "sign-out" not in wrong.text and "sign-out" not in form.text
+        typed = reader[:-3] + "xyz"  # a typo in the secret: the key is named by its id, the secret never shown
+        typo = await c.post("/inspect/login", data={"key": typed, "next": "/inspect/insp"})
+        _, key_id, secret = typed.split("_", 2)
+        assert typo.status_code == 401 and f"mvk_{key_id}_…" in typo.text and secret not in typo.text
         escape = await c.post("/inspect/login", data={"key": reader, "next": "//evil.example/x"},
                               follow_redirects=False)
         assert escape.status_code == 303 and escape.headers["location"] == "/inspect"  # never an open redirect

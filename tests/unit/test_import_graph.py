@@ -21,7 +21,6 @@ KNOWN_CYCLES = [
      "app.models.tasks.crag_evaluate", "app.models.tasks.extract_atomic_units", "app.models.tasks.extract_triples",
      "app.models.tasks.fit_gate", "app.models.tasks.lint_judge", "app.models.tasks.predict_next_questions",
      "app.models.tasks.reflect", "app.models.tasks.resolve_conflict", "app.models.tasks.summarize"},
-    {"app.interfaces.inspector", "app.interfaces.inspector_auth"},
     {"app.bench.guard", "app.bench.guard_cv", "app.safety.training"},
     {"app.bench.full", "app.bench.harness"},
 ]
