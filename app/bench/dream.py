@@ -40,7 +40,7 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
 
 
 def _is_locomo(path: Path) -> bool:
-    from app.bench.data import _read_json
+    from app.importers.datasets import _read_json
 
     rows = _read_json(path)
     return bool(rows) and isinstance(rows, list) and "conversation" in rows[0]
@@ -52,14 +52,14 @@ def handler(args: argparse.Namespace) -> int:
 
     settings = get_settings().model_copy(update={"bench_graph": True})  # a dream reads the graph
     if _is_locomo(args.path):
-        from app.bench.data import load_locomo
+        from app.importers.datasets import load_locomo
 
         conversations = load_locomo(args.path, args.limit)
 
         async def core(services: Services) -> dict:
             return await run_locomo_dream(services, conversations, thinking=args.thinking)
     else:
-        from app.bench.data import load_longmemeval
+        from app.importers.datasets import load_longmemeval
 
         types = None if args.types == "all" else set(args.types.split(","))
         questions = [q for q in load_longmemeval(args.path) if types is None or q.type in types]

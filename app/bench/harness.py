@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from app.bench.data import Session
+from app.importers.datasets import Session
 from app.bench.metrics import Memory
 from app.services import Services
 from app.vaults import Vault
@@ -136,7 +136,7 @@ async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[S
 
     Returns each session's archived turn ids, in turn order.
     """
-    from app.bench.data import distinct_session_ids
+    from app.importers.datasets import distinct_session_ids
     from app.write.bulk import BulkIngest, SessionIn
     from app.write.sessions import TurnIn
 

@@ -128,7 +128,7 @@ async def test_the_worker_job_and_the_command(services, vault, db_url, monkeypat
 async def test_benchmarks_build_the_graph_only_when_asked(services, vault, on) -> None:
     """``bench_graph``: a benchmark's ingest also does what the worker's build_graph and graph_centrality jobs
     would; off, the graph stays empty (no worker runs during a benchmark)."""
-    from app.bench.data import Session, Turn
+    from app.importers.datasets import Session, Turn
     from app.bench.harness import IngestStats, ingest_sessions
 
     services.settings = services.settings.model_copy(update={"bench_graph": on})
