@@ -12,8 +12,8 @@ APP = Path(__file__).resolve().parents[2] / "app"
 
 # Strongly connected components of the import graph today (module sets of two or more).
 KNOWN_CYCLES = [
-    # The write tracks import Services and Services builds them (the read track left this cycle when the jobs
-    # stopped reaching Services through a module global: app/worker/context.py).
+    # The write tracks import Services and Services builds them (the read track's modules, listed here before,
+    # had already left it: the entry is shrunk to what remains, so none of them can come back unseen).
     {"app.services", "app.write.pipeline", "app.write.sessions"},
     # Each LLM task module registers itself with the task registry, which loads them all.
     {"app.models.tasks", "app.models.tasks.base", "app.models.tasks.classify_intent",
