@@ -125,13 +125,14 @@ async def test_the_worker_job_and_the_command(services, vault, db_url, monkeypat
 
 
 @pytest.mark.parametrize("on", [False, True])
-async def test_benchmarks_build_the_graph_only_when_asked(services, vault, on) -> None:
-    """``bench_graph``: a benchmark's ingest also does what the worker's build_graph and graph_centrality jobs
-    would; off, the graph stays empty (no worker runs during a benchmark)."""
+async def test_benchmarks_build_the_graph_only_when_asked(services, vault, on, monkeypatch) -> None:
+    """``bench_graph`` (``MEMVAULT_BENCH_GRAPH``, a benchmark setting, not the service's): a benchmark's ingest also
+    does what the worker's build_graph and graph_centrality jobs would; off, the graph stays empty (no worker runs
+    during a benchmark)."""
     from app.importers.datasets import Session, Turn
     from app.bench.harness import IngestStats, ingest_sessions
 
-    services.settings = services.settings.model_copy(update={"bench_graph": on})
+    monkeypatch.setenv("MEMVAULT_BENCH_GRAPH", "1" if on else "0")
     sessions = [Session(id="s1", date=datetime(2026, 3, 1, tzinfo=UTC),
                         turns=tuple(Turn(role="user", content=t) for t in FACTS))]
     await ingest_sessions(services, vault, sessions, close=False, stats=IngestStats())
