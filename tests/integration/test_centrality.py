@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pytest
 
@@ -108,11 +109,11 @@ async def test_the_worker_job_and_the_command(services, vault, db_url, monkeypat
     from app.background.centrality import graph_centrality
     from app.cli import main
     from app.settings import get_settings
-    from app.worker import context
+    from app.worker.context import worker_context
 
     await _vault_with_graph(services, vault)
-    monkeypatch.setattr(context, "_services", services)
-    [done] = await graph_centrality(timestamp=0)
+    job = SimpleNamespace(additional_context=worker_context(services))  # what the worker hands the task
+    [done] = await graph_centrality(job, timestamp=0)
     assert done["vault_id"] == str(vault.id) and done["blocks_changed"] == 6
 
     monkeypatch.setenv("MEMVAULT_DATABASE_URL", db_url)
