@@ -97,7 +97,7 @@ def _reembed(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from app.db.connector import sync_connection
-    from app.models.registry import get_embedder
+    from app.models.registry import build_embedder
     from app.reembed import pending, reembed
     from app.services import database_url
     from app.settings import get_settings
@@ -109,7 +109,7 @@ def _reembed(args: argparse.Namespace) -> int:
             conn.execute(Q.reembed_abort)
         print("reembed: unfinished move dropped; the database keeps its embedder")
         return 0
-    embedder = get_embedder(settings.model_copy(update={"embedder": args.to}))
+    embedder = build_embedder(settings.model_copy(update={"embedder": args.to}))
     with sync_connection(url) as conn:
         total = conn.execute(Q.count_vectors).fetchone()[0]
     todo = pending(url) or total

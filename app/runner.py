@@ -25,13 +25,12 @@ async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
 
     from app.worker.app import act_as_job, connector_for
     from app.worker.app import app as jobs_app
-    from app.worker.context import bind_services
+    from app.worker.context import worker_context
 
     from app.background.stalled import retry_stalled_jobs
 
     from app.db.reachability import Backoff
 
-    bind_services(services)
     jobs_app.perform_import_paths()  # the tasks (run_worker_async does it; the Worker built here needs it too)
     settings = services.settings
     pause = Backoff(settings.worker_backoff_s, settings.worker_backoff_max_s)
@@ -49,6 +48,7 @@ async def _worker_loop(services: Services, url: str, concurrency: int) -> None:
                     await retry_stalled_jobs(app.job_manager, seconds_since_heartbeat=settings.worker_stalled_s)
                     worker = Worker(app=app, concurrency=concurrency, install_signal_handlers=False,
                                     name="memvault-worker", worker_middleware=[act_as_job],
+                                    additional_context=worker_context(services),
                                     update_heartbeat_interval=settings.worker_heartbeat_s,
                                     stalled_worker_timeout=settings.worker_stalled_s)
                     await worker.run()

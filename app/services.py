@@ -1,5 +1,11 @@
-"""The running service's shared objects: database pool, model clients and the built tracks, made once from
-settings (``services.read``, ``services.write``, ``services.sessions`` are built on first use and reused)."""
+"""The composition root: the running service's shared objects, made once from settings and passed explicitly.
+
+A ``Services`` owns every piece of state the process keeps between requests: the database pool, the model
+clients with their breakers and thread pool (``model_cache``), the read counters, the caches (intent archetypes,
+vault sizes; the read track's router keeps its vaults' habits), the failed-key limiter, the standbys and the
+built tracks (``services.read``, ``services.write``, ``services.sessions``, built on first use and reused).
+No module or class holds any of it (tests/unit/test_import_graph.py checks): two services in one process share
+nothing unless handed it on purpose, and jobs receive the worker's services from the worker."""
 
 from __future__ import annotations
 
@@ -9,14 +15,17 @@ from uuid import UUID
 
 from app.auth import VerifiedSecrets
 from app.auth_limit import ClientAddress, FailedAuthLimiter
+from app.caches import BuiltOnce, TtlCache
 from app.db.connector import Database
 from app.db.queries import Q
 from app.models.base import LLM, Embedder, Reranker
-from app.models.calls import ModelCalls
+from app.models.registry import ModelCache
+from app.read.stats import ReadCounters
 from app.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from app.db.replicas import ReplicaSet
+    from app.read.classify import ArchetypeIndex
     from app.read.writeback import RecallLogQueue
     from app.read.recall import ReadTrack
     from app.write.pipeline import WriteTrack
@@ -63,15 +72,21 @@ class Services:
     primary's pool."""
 
     def __init__(self, *, settings: Settings, db: Database, embedder: Embedder, llm: LLM,
-                 reranker: Reranker | None, rail2: Embedder | None = None) -> None:
+                 reranker: Reranker | None, rail2: Embedder | None = None,
+                 model_cache: ModelCache | None = None) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder
         self.rail2 = rail2  # the second dense rail's model (app/read/rail2.py), None when off
         self.llm = llm
         self.reranker = reranker
+        # The clients built from settings, their backends' breakers and the thread pool of blocking model work
+        # (app/models/registry.py); made here unless given (the clients above come from it, or a test's own).
+        self._owns_models = model_cache is None
+        self.model_cache = model_cache if model_cache is not None else ModelCache(settings.model_threads)
         # The one async seam for blocking model work: a thread pool sized by settings (app/models/calls.py).
-        self.models = ModelCalls(settings.model_threads)
+        self.models = self.model_cache.calls
+        self.breakers = self.model_cache.breakers
         # failed API keys per key id and client address (app.auth_limit): the process's own count
         self.auth_attempts = FailedAuthLimiter(per_key=settings.auth_failures_per_key,
                                                per_key_all=settings.auth_failures_per_key_all,
@@ -82,6 +97,11 @@ class Services:
         self.verified_secrets = VerifiedSecrets()
         # a request's client address: its peer, or X-Forwarded-For behind a trusted proxy (app.auth_limit)
         self.client_address = ClientAddress(settings.trusted_proxies)
+        self.read_counters = ReadCounters()  # per vault (app/read/stats.py; GET .../recall/stats)
+        # the intent archetypes' vectors, per database URL and embedder (app/read/classify.py)
+        self.archetypes: BuiltOnce[tuple[str, str], ArchetypeIndex] = BuiltOnce()
+        # each vault's block count, probed at most once a minute (exact or ANN search: app/read/search.py)
+        self.vault_sizes: TtlCache[UUID, int] = TtlCache(60.0)
         self.replicas: ReplicaSet | None = None  # the standbys that serve reads, None: the primary serves all
         self.primary: Services | None = None  # on a standby's view: the services of the primary
         self._views: dict[str, Services] = {}
@@ -119,19 +139,18 @@ class Services:
         if view is None:
             view = self._views[standby.url] = Services(
                 settings=self.settings, db=standby, embedder=self.embedder, llm=self.llm, reranker=self.reranker,
-                rail2=self.rail2)
+                rail2=self.rail2, model_cache=self.model_cache)  # the primary's models, pool and breakers
             view.primary = self
-            # one pool, one count and one cache a process
-            view.models, view.auth_attempts, view.verified_secrets = self.models, self.auth_attempts, self.verified_secrets
+            # the primary's counts and caches: a vault's numbers are one, whichever pool served its recall
+            view.auth_attempts, view.verified_secrets = self.auth_attempts, self.verified_secrets
+            view.read_counters, view.archetypes, view.vault_sizes = self.read_counters, self.archetypes, self.vault_sizes
         return view
 
     @cached_property
     def judge_llm(self) -> LLM | None:
         """The dream's stronger conflict judge (settings ``dream_judge_llm``), None when not configured: built once
         per service like the other models, not once per dream."""
-        from app.models.registry import get_judge_llm
-
-        return get_judge_llm(self.settings)
+        return self.model_cache.judge_llm(self.settings)
 
     @cached_property
     def read(self) -> ReadTrack:
@@ -156,27 +175,34 @@ class Services:
 
     @classmethod
     async def start(cls, settings: Settings | None = None, *, url: str | None = None,
-                    ddl_url: str | None = None, replica_urls: list[str] | None = None) -> Services:
+                    ddl_url: str | None = None, replica_urls: list[str] | None = None,
+                    model_cache: ModelCache | None = None, owns_models: bool | None = None) -> Services:
         """Open the pool and check that the database was embedded with the configured embedder. ``url``: the
         login (default: the owner's, as the CLI acts); the service's is :func:`service_url`, with the owner's as
         ``ddl_url`` for the per-vault index DDL (``Database.ddl_url``). ``replica_urls``: standbys that serve
-        reads (the API passes :func:`service_replica_urls`; default none: the CLI reads from the primary)."""
-        from app.models.registry import get_embedder, get_llm, get_rail2_embedder, get_reranker
-
+        reads (the API passes :func:`service_replica_urls`; default none: the CLI reads from the primary).
+        ``model_cache``: models already loaded (a process that loads them off its event loop first; the test
+        suite's one cache); default: a cache of its own. ``owns_models``: close the cache with these services
+        (default: only the cache made here)."""
         settings = settings or get_settings()
         db = Database(url or database_url(settings), min_size=settings.pool_min_size,
                       max_size=settings.pool_max_size, timeout=settings.pool_timeout_s, ddl_url=ddl_url)
         await db.open()
+        owns_models = model_cache is None if owns_models is None else owns_models
+        models = model_cache if model_cache is not None else ModelCache(settings.model_threads)
         try:
-            embedder = get_embedder(settings)
+            embedder = models.embedder(settings)
             await db.fetchone(Q.configure_embedder, (embedder.name, embedder.dim))
-            svc = cls(settings=settings, db=db, embedder=embedder, llm=get_llm(settings),
-                      reranker=get_reranker(settings), rail2=get_rail2_embedder(settings))
+            svc = cls(settings=settings, db=db, embedder=embedder, llm=models.llm(settings),
+                      reranker=models.reranker(settings), rail2=models.rail2_embedder(settings), model_cache=models)
+            svc._owns_models = owns_models
             if replica_urls:
                 await svc._open_replicas(replica_urls)
             return svc
         except BaseException:
             await db.close()
+            if owns_models:
+                models.close()
             raise
 
     @classmethod
@@ -211,7 +237,7 @@ class Services:
 
         # a standby cannot write the intent archetypes' embeddings: the primary does, once, before any recall
         await ArchetypeIndex.load(self)
-        self._recall_log = RecallLogQueue(self.db)
+        self._recall_log = RecallLogQueue(self.db, self.read_counters)
         s = self.settings
         self.replicas = ReplicaSet.of(self.db, urls, max_lag_bytes=s.replica_max_lag_bytes,
                                       check_s=s.replica_check_s, timeout=s.replica_timeout_s, min_size=s.pool_min_size,
@@ -229,4 +255,5 @@ class Services:
         if self.replicas is not None:
             await self.replicas.close()
         await self.db.close()
-        self.models.close()
+        if self._owns_models:
+            self.model_cache.close()

@@ -101,17 +101,6 @@ class Settings(BaseSettings):
         "April). A number over 12 is the day either way ('13/04/2023'); dates with a month name, year-first dates "
         "('2023-04-03') and dotted ones ('03.04.2023', always day first) are never ambiguous.",
     )
-    bench_db: str = Field(
-        default="memvault_bench",
-        description="The benchmarks' own database on the configured server (created and migrated if missing); "
-        "two checkouts with different migrations benchmark side by side with a database each.",
-    )
-    bench_graph: bool = Field(
-        default=False,
-        description="Benchmarks build each vault's knowledge graph and its centrality after ingest, as the worker "
-        "does after each write (build_graph, graph_centrality); off: the graph stays empty, as without a worker.",
-    )
-
     reranker: RerankerName = "none"
     reranker_url: str | None = None
     reranker_model: str | None = None
@@ -229,3 +218,25 @@ class Settings(BaseSettings):
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+class BenchSettings(BaseSettings):
+    """The benchmarks' knobs (``memvault bench``), apart from the service's :class:`Settings`: the service never
+    reads them, and a change to them is no change to the service. They live in this module because it is the only
+    one that reads the environment (STYLE 11), under the same variable names as before (``MEMVAULT_BENCH_DB``,
+    ``MEMVAULT_BENCH_GRAPH``); the benchmarks read them where they use them
+    (app/bench/runtime.py: ``bench_settings()``); nothing caches them."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMVAULT_", env_file=None, extra="ignore")
+
+    bench_db: str = Field(
+        default="memvault_bench",
+        description="The benchmarks' own database on the configured server (created and migrated if missing); "
+        "two checkouts with different migrations benchmark side by side with a database each.",
+    )
+    bench_graph: bool = Field(
+        default=False,
+        description="Benchmarks build each vault's knowledge graph and its centrality after ingest, as the worker "
+        "does after each write (build_graph, graph_centrality); off: the graph stays empty, as without a worker.",
+    )
+

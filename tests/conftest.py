@@ -115,19 +115,32 @@ def _remove_leftovers(url: str, settings: Settings) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def template_db(server_url: str, test_settings: Settings) -> Iterator[str]:
+def model_cache(test_settings: Settings) -> Iterator:
+    """The offline models, loaded once for the session and handed to every test's services on purpose (a
+    ``Services`` otherwise loads its own: ~1.3 s for the USE embedder). They share its breakers and model pool, as
+    one service's requests do; a test that needs services of their own builds them without it."""
+    from app.models.registry import ModelCache
+
+    models = ModelCache(test_settings.model_threads)
+    try:
+        yield models
+    finally:
+        models.close()
+
+
+@pytest.fixture(scope="session")
+def template_db(server_url: str, test_settings: Settings, model_cache) -> Iterator[str]:
     """Migrated once per session, with the default embedder recorded (clones inherit the typed columns)."""
     import psycopg
 
     from app.db.migrate import upgrade
-    from app.models.registry import get_embedder
 
     janitor = _janitor(server_url, TEMPLATE_DB)
     janitor.init()
     url = _with_db(server_url, TEMPLATE_DB)
     try:
         upgrade(url)
-        embedder = get_embedder(test_settings)
+        embedder = model_cache.embedder(test_settings)
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("SELECT memvault.configure_embedder_v1(%s, %s)", (embedder.name, embedder.dim))
             conn.execute(f"ALTER DATABASE {TEMPLATE_DB} WITH is_template = true")
@@ -213,12 +226,12 @@ def empty_db_url(server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-async def services(db_url: str, test_settings: Settings) -> AsyncIterator:
+async def services(db_url: str, test_settings: Settings, model_cache) -> AsyncIterator:
     """The tracks as the CLI runs them, logged in as the tables' owner: tests set up and inspect through it (an
     unscoped read sees every vault). The API under test runs on ``api_services`` instead."""
     from app.services import Services
 
-    svc = await Services.start(test_settings, url=db_url)
+    svc = await Services.start(test_settings, url=db_url, model_cache=model_cache)
     try:
         yield svc
     finally:
@@ -226,7 +239,7 @@ async def services(db_url: str, test_settings: Settings) -> AsyncIterator:
 
 
 @pytest.fixture
-async def api_services(services, db_url: str, service_db_url: str) -> AsyncIterator:
+async def api_services(services, db_url: str, service_db_url: str, model_cache) -> AsyncIterator:
     """What `memvault serve` runs on: ``services``' settings, logged in as the service's role (memvault_service,
     no superuser, no BYPASSRLS, owner of nothing), the owner's login for index DDL only (``Database.ddl_url``)."""
     from app.services import Services
@@ -235,7 +248,7 @@ async def api_services(services, db_url: str, service_db_url: str) -> AsyncItera
     # pool's workers, so the pool cannot grow during a request there: open the connections a route may hold at
     # once (a dream: its lock's and its stage's) beforehand.
     settings = services.settings.model_copy(update={"pool_min_size": max(3, services.settings.pool_min_size)})
-    svc = await Services.start(settings, url=service_db_url, ddl_url=db_url)
+    svc = await Services.start(settings, url=service_db_url, ddl_url=db_url, model_cache=model_cache)
     try:
         yield svc
     finally:
@@ -296,14 +309,11 @@ def cli_env(db_url: str) -> dict[str, str]:
 def memvault_env(db_url: str, admin_key: str, monkeypatch) -> Iterator[None]:
     """``app.cli.main`` in this process, on the test's database (with an admin key for the commands that act
     with one: mcp, hook): the settings re-read from the environment."""
-    from app.models.registry import clear_cache
-
     for key, value in cli_env(db_url).items():
         if key.startswith("MEMVAULT_"):
             monkeypatch.setenv(key, value)
     monkeypatch.setenv("MEMVAULT_API_KEY", admin_key)
     get_settings.cache_clear()
-    clear_cache()
     try:
         yield
     finally:

@@ -31,8 +31,6 @@ class HealthController(Controller):
 
 
 async def health_report(services: Services) -> dict[str, Any]:
-    from app.models.breaker import breaker_snapshot
-
     settings = services.settings
     reach = services.db.reachability.snapshot()
     body: dict[str, Any] = {
@@ -46,7 +44,7 @@ async def health_report(services: Services) -> dict[str, Any]:
         "rail2": {"name": services.rail2.name, "dim": services.rail2.dim} if services.rail2 else None,
         "llm": getattr(services.llm, "name", type(services.llm).__name__),
         "reranker": getattr(services.reranker, "name", None) if services.reranker else "none",
-        "breakers": breaker_snapshot(),
+        "breakers": services.breakers.snapshot(),
         # the hot standbys that serve reads (MEMVAULT_REPLICA_URLS): up or skipped, and how far behind
         "replicas": services.replicas.snapshot() if services.replicas is not None else [],
         "upkeep": None,

@@ -7,7 +7,7 @@ Where things go: a job is one module here holding the task (``@app.task`` / ``@a
 producer never imports a job's module, which reaches the worker's services). ``jobs`` imports every module of
 this package, and the worker imports ``jobs``: adding a job is adding its module. The work a job does may live
 with the track it serves (``app.write.graph``, ``app.read.lexeme_stats``, ``app.read.rail2``,
-``app.db.ann_index``) or here (``centrality``, ``dream``). Jobs reach the shared services through
-``app.worker.context.get_services`` (bound by the runner; Procrastinate 3.10 has no per-job context we could use
-without changing every task's signature). ``api`` and ``commands`` hold the dream's routes and CLI.
+``app.db.ann_index``) or here (``centrality``, ``dream``). Jobs receive the worker's services explicitly:
+every task takes Procrastinate's job context (``pass_context=True``) and reads ``app.worker.context.services_of``
+(the runner builds the worker with ``additional_context=worker_context(services)``). ``api`` and ``commands`` hold the dream's routes and CLI.
 """

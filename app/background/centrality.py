@@ -23,9 +23,11 @@ from uuid import UUID
 from app.db.queries import Q
 from app.pagerank import pagerank
 from app.worker.app import app
-from app.worker.context import get_services
+from app.worker.context import services_of
 
 if TYPE_CHECKING:
+    from procrastinate import JobContext
+
     from app.db.connector import Database
 
 log = logging.getLogger(__name__)
@@ -74,7 +76,7 @@ class GraphCentrality:
 
 
 @app.periodic(cron="*/10 * * * *", periodic_id=TASK)
-@app.task(name=TASK, queue="maintenance", queueing_lock=TASK)
-async def graph_centrality(timestamp: int) -> list[dict]:
+@app.task(name=TASK, queue="maintenance", queueing_lock=TASK, pass_context=True)
+async def graph_centrality(context: JobContext, timestamp: int) -> list[dict]:
     """Every 10 minutes: rescore the blocks of each vault whose graph changed. Periodic: nothing defers it."""
-    return [r.as_dict() for r in await GraphCentrality((await get_services()).db).score_due()]
+    return [r.as_dict() for r in await GraphCentrality(services_of(context).db).score_due()]

@@ -6,6 +6,7 @@ time is its dream hour (04:00 by default, in the vault's time zone, UTC by defau
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from app.background.config import DreamConfig
@@ -14,18 +15,21 @@ from app.worker.app import app
 from app.worker.catalogue import DREAM as TASK
 from app.worker.catalogue import DREAM_QUEUE as QUEUE
 from app.worker.catalogue import defer_dream
-from app.worker.context import get_services
+from app.worker.context import services_of
+
+if TYPE_CHECKING:
+    from procrastinate import JobContext
 
 log = logging.getLogger(__name__)
 
 
-@app.task(name=TASK, queue=QUEUE, retry=1)
-async def dream_vault(vault_id: str, dry_run: bool = False, force: bool = False, trigger: str = "schedule") -> dict:
+@app.task(name=TASK, queue=QUEUE, retry=1, pass_context=True)
+async def dream_vault(context: JobContext, vault_id: str, dry_run: bool = False, force: bool = False, trigger: str = "schedule") -> dict:
     """Dream one vault (app/background/dream.py); a retry resumes after the last completed stage."""
     from app.background.dream import DreamLoop, GateClosed
     from app.read.vault_ref import vault_by_id
 
-    services = await get_services()
+    services = services_of(context)
     vault = await vault_by_id(services.db, UUID(vault_id))
     try:
         outcome = await DreamLoop(services).run(vault, trigger=trigger, dry_run=dry_run, force=force)
@@ -36,10 +40,10 @@ async def dream_vault(vault_id: str, dry_run: bool = False, force: bool = False,
 
 
 @app.periodic(cron="0 * * * *", periodic_id="dream_schedule")
-@app.task(name="dream_schedule", queue="maintenance", queueing_lock="dream_schedule")
-async def dream_schedule(timestamp: int) -> dict:
+@app.task(name="dream_schedule", queue="maintenance", queueing_lock="dream_schedule", pass_context=True)
+async def dream_schedule(context: JobContext, timestamp: int) -> dict:
     """Hourly: sweep the review queues, then defer a dream of every vault that is due."""
-    services = await get_services()
+    services = services_of(context)
     cfg = DreamConfig()
     deferred = []
     async with services.db.transaction() as conn:

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from app.db.queries import Q
 from app.worker.app import app
-from app.worker.context import get_services
+from app.worker.context import services_of
 
 if TYPE_CHECKING:
+    from procrastinate import JobContext
+
     from app.services import Services
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ async def maintain(services: Services, *, now: datetime | None = None,
 
 
 @app.periodic(cron="17 3 * * *", periodic_id=TASK)
-@app.task(name=TASK, queue="maintenance", queueing_lock=TASK)
-async def maintain_log_partitions(timestamp: int) -> list[dict]:
-    done = await maintain(await get_services())
+@app.task(name=TASK, queue="maintenance", queueing_lock=TASK, pass_context=True)
+async def maintain_log_partitions(context: JobContext, timestamp: int) -> list[dict]:
+    done = await maintain(services_of(context))
     return [{"partition": a.partition, "action": a.action, "moved_rows": a.moved_rows} for a in done]

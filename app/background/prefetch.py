@@ -5,22 +5,26 @@ new batch."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from app.worker.app import app
 from app.worker.catalogue import PREFETCH as TASK
 from app.worker.catalogue import PREFETCH_QUEUE as QUEUE
-from app.worker.context import get_services
+from app.worker.context import services_of
+
+if TYPE_CHECKING:
+    from procrastinate import JobContext
 
 log = logging.getLogger(__name__)
 
 
-@app.task(name=TASK, queue=QUEUE, retry=0)
-async def prefetch_for_turn_job(vault_id: str, session_id: str) -> dict:
+@app.task(name=TASK, queue=QUEUE, retry=0, pass_context=True)
+async def prefetch_for_turn_job(context: JobContext, vault_id: str, session_id: str) -> dict:
     from app.read.prefetch import prefetch_for_turn
     from app.read.vault_ref import vault_by_id
 
-    services = await get_services()
+    services = services_of(context)
     vault = await vault_by_id(services.db, UUID(vault_id))
     report = await prefetch_for_turn(services, vault, session_id)
     log.info("prefetch for vault %s session %s: %s", vault_id, session_id, report.reason)

@@ -4,14 +4,18 @@ since are embedded with the second model (a no-op when ``rail2_embedder`` is ``n
 from __future__ import annotations
 
 from app.worker.app import app
-from app.worker.context import get_services
+from app.worker.context import services_of
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from procrastinate import JobContext
 
 TASK = "embed_rail2"
 
 
 @app.periodic(cron="* * * * *", periodic_id=TASK)
-@app.task(name=TASK, queue="maintenance", queueing_lock=TASK)
-async def embed_rail2(timestamp: int) -> dict:
+@app.task(name=TASK, queue="maintenance", queueing_lock=TASK, pass_context=True)
+async def embed_rail2(context: JobContext, timestamp: int) -> dict:
     from app.read.rail2 import fill
 
-    return (await fill(await get_services(), budget_s=50.0)).as_dict()
+    return (await fill(services_of(context), budget_s=50.0)).as_dict()

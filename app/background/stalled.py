@@ -14,7 +14,7 @@ from procrastinate import JobContext
 from procrastinate.manager import JobManager
 
 from app.worker.app import app
-from app.worker.context import get_services
+from app.worker.context import services_of
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,6 @@ async def retry_stalled_jobs(job_manager: JobManager, *, seconds_since_heartbeat
 @app.periodic(cron="* * * * *", periodic_id="retry_stalled_jobs")
 @app.task(name="retry_stalled_jobs", queue="maintenance", queueing_lock="retry_stalled_jobs", pass_context=True)
 async def retry_stalled(context: JobContext, timestamp: int) -> list[int]:
-    services = await get_services()
+    services = services_of(context)
     return await retry_stalled_jobs(context.app.job_manager,
                                     seconds_since_heartbeat=services.settings.worker_stalled_s)

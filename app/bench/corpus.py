@@ -22,7 +22,7 @@ _SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str], list[str]]:
     """(sentences, questions) from the dev files: real conversation, real questions (read once per process: a
     spread run fills a thousand vaults from it; callers do not change the lists)."""
-    from app.bench.data import load_locomo, load_longmemeval
+    from app.importers.datasets import load_locomo, load_longmemeval
     from app.bench.runtime import EVAL_DIR
 
     sentences: dict[str, None] = {}

@@ -40,7 +40,7 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
 
 
 def _is_locomo(path: Path) -> bool:
-    from app.bench.data import _read_json
+    from app.importers.datasets import _read_json
 
     rows = _read_json(path)
     return bool(rows) and isinstance(rows, list) and "conversation" in rows[0]
@@ -48,18 +48,16 @@ def _is_locomo(path: Path) -> bool:
 
 def handler(args: argparse.Namespace) -> int:
     from app.bench.runtime import conditions_note, run_bench, write_json
-    from app.settings import get_settings
 
-    settings = get_settings().model_copy(update={"bench_graph": True})  # a dream reads the graph
     if _is_locomo(args.path):
-        from app.bench.data import load_locomo
+        from app.importers.datasets import load_locomo
 
         conversations = load_locomo(args.path, args.limit)
 
         async def core(services: Services) -> dict:
             return await run_locomo_dream(services, conversations, thinking=args.thinking)
     else:
-        from app.bench.data import load_longmemeval
+        from app.importers.datasets import load_longmemeval
 
         types = None if args.types == "all" else set(args.types.split(","))
         questions = [q for q in load_longmemeval(args.path) if types is None or q.type in types]
@@ -68,9 +66,9 @@ def handler(args: argparse.Namespace) -> int:
         async def core(services: Services) -> dict:
             return await run_longmemeval_dream(services, questions, thinking=args.thinking)
 
-    result = run_bench(core, settings)
+    result = run_bench(core)
     mode = f", thinking {args.thinking}" if args.thinking else ""
-    print(format_table(result, title=f"dream over {args.path.name}{mode}{conditions_note()}"))
+    print(format_table(result, title=f"dream over {args.path.name}{mode}{conditions_note(graph=True)}"))
     write_json(args.json_path, result)  # with the per-conversation / per-question details
     return 0
 
@@ -127,7 +125,8 @@ async def run_locomo_dream(services: Services, conversations: list, *, thinking:
     dreams: list[dict] = []
     for conv in conversations:
         async with scratch_vault(services, "bench-dream") as vault:
-            turn_ids = await ingest_sessions(services, vault, conv.sessions, close=True, stats=stats)
+            turn_ids = await ingest_sessions(services, vault, conv.sessions, close=True, stats=stats,
+                                             graph=True)  # a dream reads the graph
             await analyze_blocks(services, [vault])
             before += await ask_conversation(services, retriever, vault, conv, turn_ids)
             run, seconds = await _dream(services, vault)
@@ -174,7 +173,8 @@ async def run_longmemeval_dream(services: Services, questions: list, *, thinking
     dreams: list[dict] = []
     for q in _scored(questions):
         async with scratch_vault(services, "bench-dream") as vault:
-            await ingest_sessions(services, vault, q.sessions, close=True, stats=stats)
+            await ingest_sessions(services, vault, q.sessions, close=True, stats=stats,
+                                  graph=True)  # a dream reads the graph
             await analyze_blocks(services, [vault])
             b = await _question_detail(services, retriever, vault, q, "after-history")
             run, seconds = await _dream(services, vault)

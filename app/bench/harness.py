@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from app.bench.data import Session
+from app.importers.datasets import Session
 from app.bench.metrics import Memory
+from app.bench.runtime import bench_settings
 from app.services import Services
 from app.vaults import Vault
 
@@ -110,11 +111,11 @@ async def ensure_rail2(services: Services, vault_id) -> None:
     await fill(services, vault_id=vault_id)
 
 
-async def ensure_graph(services: Services, vault_id) -> None:
-    """The vault's knowledge graph and its centrality (when ``settings.bench_graph``): the worker's
-    ``build_graph`` job runs after each write and ``graph_centrality`` within 10 minutes; a benchmark writing
-    without a worker does both itself, for every block at once (not timed as ingest)."""
-    if not services.settings.bench_graph:
+async def ensure_graph(services: Services, vault_id, *, graph: bool | None = None) -> None:
+    """The vault's knowledge graph and its centrality (when ``graph``; default ``MEMVAULT_BENCH_GRAPH``): the
+    worker's ``build_graph`` job runs after each write and ``graph_centrality`` within 10 minutes; a benchmark
+    writing without a worker does both itself, for every block at once (not timed as ingest)."""
+    if not (bench_settings().bench_graph if graph is None else graph):
         return
     from app.background.centrality import GraphCentrality
     from app.write.graph import GraphBuild
@@ -129,14 +130,14 @@ async def ensure_graph(services: Services, vault_id) -> None:
 
 
 async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[Session], *, close: bool,
-                          stats: IngestStats) -> dict[str, tuple[int, ...]]:
+                          stats: IngestStats, graph: bool | None = None) -> dict[str, tuple[int, ...]]:
     """Every session through the write track's bulk path (app/write/bulk.py), in date order: batches of turns
     across sessions, or, with ``close``, each session appended then closed (the API path's order of blocks).
     Two sessions given one id are two sessions (the second written as ``<id>#2``, see ``distinct_session_ids``).
 
     Returns each session's archived turn ids, in turn order.
     """
-    from app.bench.data import distinct_session_ids
+    from app.importers.datasets import distinct_session_ids
     from app.write.bulk import BulkIngest, SessionIn
     from app.write.sessions import TurnIn
 
@@ -151,7 +152,7 @@ async def ingest_sessions(services: Services, vault: Vault, sessions: Sequence[S
     turn_ids = {r.session_id: tuple(r.turn_ids) for r in results}
     await ensure_ann_index(services, vault.id)  # what the worker would do within a minute (not timed)
     await ensure_rail2(services, vault.id)
-    await ensure_graph(services, vault.id)
+    await ensure_graph(services, vault.id, graph=graph)  # default: MEMVAULT_BENCH_GRAPH
     return turn_ids
 
 

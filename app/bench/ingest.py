@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from app.bench.data import Session
+from app.importers.datasets import Session
 from app.services import Services
 
 STAGES = ("normalize", "gates", "gates.noise", "embed", "dedup", "persist", "commit")
@@ -131,7 +131,7 @@ def corpus_sessions(locomo: Path | None, longmemeval: Path | None, turns: int) -
     """Sessions of real chat, alternating between the two sets, until ``turns`` turns (the last one cut). When the
     files hold fewer turns, they are replayed from the start under new session ids (the dev files hold ~30.7k
     distinct turns: past them a run re-imports the same text, which Dedup skips at its exact hash)."""
-    from app.bench.data import load_locomo, load_longmemeval
+    from app.importers.datasets import load_locomo, load_longmemeval
 
     pools: list[list[Session]] = []
     if locomo and locomo.exists():

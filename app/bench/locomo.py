@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from app.bench.data import LocomoConversation
+from app.importers.datasets import LocomoConversation
 from app.bench.folds import Fold, cross_validate, fold_spread, format_cv, format_setting, format_spread, group_folds
 from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions, make_retriever,
                                memories_for, timed_recall)
@@ -86,7 +86,7 @@ def ks_for(depth: int) -> tuple[int, ...]:
 
 
 def handler(args: argparse.Namespace) -> int:
-    from app.bench.data import load_locomo
+    from app.importers.datasets import load_locomo
     from app.bench.runtime import conditions_note, run_bench, write_json
 
     conversations = load_locomo(args.path, args.limit)

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.bench.data import LmeQuestion
+from app.importers.datasets import LmeQuestion
 from app.bench.folds import (Fold, cross_validate, fold_spread, format_cv, format_setting, format_spread,
                              seeded_folds)
 from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions,
@@ -78,7 +78,7 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
 
 
 def handler(args: argparse.Namespace) -> int:
-    from app.bench.data import load_longmemeval, per_type
+    from app.importers.datasets import load_longmemeval, per_type
     from app.bench.runtime import conditions_note, run_bench, write_json
 
     questions = load_longmemeval(args.path, args.limit)

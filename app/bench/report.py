@@ -157,7 +157,7 @@ def _saved(runs: dict[str, Any], path: Path) -> dict[str, Any]:
 
 async def _retrieval(args: argparse.Namespace, runs: dict[str, Any], pipelines: list[str],
                      skip: set[str]) -> None:
-    from app.bench.data import load_locomo, load_longmemeval, per_type
+    from app.importers.datasets import load_locomo, load_longmemeval, per_type
     from app.bench.locomo import run_locomo_pipelines
     from app.bench.longmemeval import run_longmemeval_pipelines
     from app.bench.runtime import bench_services

@@ -25,7 +25,7 @@ import app
 from app.db.cluster import free_port
 from app.db.connector import Database
 from app.services import Services
-from app.settings import Settings, get_settings
+from app.settings import BenchSettings, Settings, get_settings
 from app.vaults import Vault, create_vault, drop_vault
 
 EVAL_DIR = Path(app.__file__).resolve().parents[1].parent / "shared" / "eval"
@@ -38,16 +38,22 @@ def with_database(url: str, dbname: str) -> str:
     return urlunsplit(parts._replace(path=f"/{dbname}"))
 
 
+def bench_settings() -> BenchSettings:
+    """The benchmarks' knobs (``MEMVAULT_BENCH_DB``, ``MEMVAULT_BENCH_GRAPH``), read now: not the service's
+    settings (app/settings.py, ``BenchSettings``)."""
+    return BenchSettings()
+
+
 def ensure_bench_database(settings: Settings, dbname: str | None = None) -> str:
-    """The benchmark database's URL (``settings.bench_db`` by default): created on the configured server if
-    missing, migrated to head."""
+    """The benchmark database's URL (``MEMVAULT_BENCH_DB`` by default) on the server ``settings`` name: created
+    if missing, migrated to head."""
     import psycopg
     from psycopg import sql
 
     from app.db.migrate import upgrade
     from app.services import database_url
 
-    dbname = dbname or settings.bench_db
+    dbname = dbname or bench_settings().bench_db
     base = database_url(settings)
     url = with_database(base, dbname)
     try:  # the benchmark database itself, else the server's maintenance database
@@ -150,12 +156,13 @@ def progress(total: int, desc: str, unit: str = "it", *, disable: bool = False):
                 disable=disable)
 
 
-def conditions_note() -> str:
+def conditions_note(*, graph: bool | None = None) -> str:
     """The table title's note of what differs from the defaults: the second dense rail's model
-    (app/read/rail2.py), a graph built by the benchmark (``bench_graph``)."""
+    (app/read/rail2.py), a graph built by the benchmark (``graph``; default ``MEMVAULT_BENCH_GRAPH``)."""
     settings = get_settings()
+    graph = bench_settings().bench_graph if graph is None else graph
     note = f" · second rail: {settings.rail2_embedder}" if settings.rail2_embedder != "none" else ""
-    return note + (" · graph built (bench_graph)" if settings.bench_graph else "")
+    return note + (" · graph built (bench_graph)" if graph else "")
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""LoCoMo and LongMemEval files as conversations, read by the benchmarks' own loaders (``app.bench.data``).
+"""LoCoMo and LongMemEval files as conversations, read by the loaders the benchmarks share
+(``app.importers.datasets``).
 
 LoCoMo: each conversation's sessions, each a session of the vault (``<sample id>/session_N``); both speakers are
 people, so their turns go in as ``user`` turns written ``Name: text``, as the README describes. LongMemEval:
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.bench.data import DataFormatError, Session, load_locomo, load_longmemeval
+from app.importers.datasets import DataFormatError, Session, load_locomo, load_longmemeval
 from app.errors import InvalidInput
 from app.importers import Conversation, ImportTurn
 

@@ -115,13 +115,14 @@ def _mcp(args: argparse.Namespace) -> int:
 
     async def _stdio_tools(key: str | None, vault_name: str | None):
         # The imports and the embedder's load happen in a thread, so the protocol is answered meanwhile.
-        await asyncio.to_thread(_load_models)
+        models = await asyncio.to_thread(_load_models)
         from app.services import Services, database_url, service_url
 
         # As the API: logged in as the service's role (memvault_service), the owner only for index DDL.
         settings = get_settings()
         owner = database_url(settings)
-        services = await Services.start(settings, url=service_url(settings, owner), ddl_url=owner)
+        services = await Services.start(settings, url=service_url(settings, owner), ddl_url=owner,
+                                        model_cache=models, owns_models=True)
         try:
             principal, vault = await open_vault_as(services, key, vault_name, "read")
         except BaseException:
@@ -145,12 +146,17 @@ def _mcp(args: argparse.Namespace) -> int:
     return asyncio.run(main())
 
 
-def _load_models() -> None:
-    from app.models.registry import get_embedder
+def _load_models():  # noqa: ANN202 - app.models.registry.ModelCache, imported here (off the event loop)
+    """The model cache the services will own, with the embedder loaded (in a thread: the protocol is answered
+    meanwhile)."""
+    from app.models.registry import ModelCache
     import app.services  # noqa: F401  (imported here, off the event loop)
     from app.settings import get_settings
 
-    get_embedder(get_settings())  # cached: Services.start finds it loaded
+    settings = get_settings()
+    models = ModelCache(settings.model_threads)
+    models.embedder(settings)  # Services.start finds it loaded
+    return models
 
 
 async def _ensure_vault(services, name: str) -> None:

@@ -80,7 +80,7 @@ class Embedder(abc.ABC):
 class Reranker(abc.ABC):
     """Scores (query, candidate) pairs; higher is more relevant. Scores are comparable within one call only.
 
-    The "no reranker" case is not a class: :func:`app.models.registry.get_reranker` returns ``None``.
+    The "no reranker" case is not a class: :meth:`app.models.registry.ModelCache.reranker` returns ``None``.
     """
 
     name: str

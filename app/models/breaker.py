@@ -7,8 +7,8 @@ passed (exactly one probe call passes; the others are still refused) -> ``closed
 
 The state lives behind a :class:`threading.Lock` held only for a few assignments (never across an ``await``),
 so one breaker is safe from coroutines and from worker threads alike. The clock is injectable so tests do not
-sleep. Every breaker created with ``register=True`` (the default) appears in :func:`breaker_snapshot`, which the
-health endpoint reports.
+sleep. The breakers of one service live in its :class:`BreakerRegistry` (``services.breakers``, owned by the
+model cache that built the clients they guard), which the health endpoint reports: none is process-wide.
 """
 
 from __future__ import annotations
@@ -23,10 +23,6 @@ from app.errors import CircuitOpen
 
 State = Literal["closed", "open", "half_open"]
 
-_REGISTRY: dict[str, CircuitBreaker] = {}
-_REGISTRY_LOCK = threading.Lock()
-
-
 class CircuitBreaker:
     def __init__(
         self,
@@ -35,7 +31,6 @@ class CircuitBreaker:
         open_s: float = 600.0,
         *,
         clock: Callable[[], float] = time.monotonic,
-        register: bool = True,
     ) -> None:
         if failures < 1:
             raise ValueError("failures must be >= 1")
@@ -54,9 +49,6 @@ class CircuitBreaker:
         self.trips = 0
         self.short_circuits = 0
         self.last_error: str | None = None
-        if register:
-            with _REGISTRY_LOCK:
-                _REGISTRY[name] = self
 
     # --- state --------------------------------------------------------------------------------
     @property
@@ -156,17 +148,23 @@ class CircuitBreaker:
         return f"<CircuitBreaker {self.name} {self.state}>"
 
 
-def get_breaker(name: str, failures: int = 3, open_s: float = 600.0) -> CircuitBreaker:
-    """The registered breaker called ``name``, created on first use (one per backend and URL)."""
-    with _REGISTRY_LOCK:
-        existing = _REGISTRY.get(name)
-    if existing is not None:
-        return existing
-    return CircuitBreaker(name, failures, open_s)
+class BreakerRegistry:
+    """The breakers of one service, by name (one per backend and URL, and the read track's rerank breaker)."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_name: dict[str, CircuitBreaker] = {}
 
-def breaker_snapshot() -> dict[str, dict[str, Any]]:
-    """State and counters of every registered breaker, by name (for ``/health``)."""
-    with _REGISTRY_LOCK:
-        breakers = list(_REGISTRY.values())
-    return {b.name: b.snapshot() for b in sorted(breakers, key=lambda b: b.name)}
+    def get(self, name: str, failures: int = 3, open_s: float = 600.0) -> CircuitBreaker:
+        """The breaker called ``name``, created on first use."""
+        with self._lock:
+            breaker = self._by_name.get(name)
+            if breaker is None:
+                breaker = self._by_name[name] = CircuitBreaker(name, failures, open_s)
+            return breaker
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """State and counters of every breaker, by name (for ``/health``)."""
+        with self._lock:
+            breakers = list(self._by_name.values())
+        return {b.name: b.snapshot() for b in sorted(breakers, key=lambda b: b.name)}

@@ -1,8 +1,13 @@
-"""Factories: settings -> model clients, cached per distinct configuration, with heavy imports deferred.
+"""Factories: settings -> model clients, with heavy imports deferred; a :class:`ModelCache` keeps the clients it
+built, one per distinct configuration, with the breakers of their backends and the pool their blocking work runs in.
 
-    embedder = get_embedder(settings)        # Embedder (never None)
-    reranker = get_reranker(settings)        # Reranker | None  (None = "none": skip the rerank stage)
-    llm = get_llm(settings)                  # LLM
+    models = ModelCache(settings.model_threads)   # owned by Services (services.model_cache), never by this module
+    embedder = models.embedder(settings)          # Embedder (never None)
+    reranker = models.reranker(settings)          # Reranker | None  (None = "none": skip the rerank stage)
+    llm = models.llm(settings)                    # LLM
+
+The cache is an object, not a module global: two services in one process share no client, breaker or count
+unless they are handed the same cache on purpose (the test suite does, so it loads the offline models once).
 
 Misconfiguration (a backend that needs a URL or path without one, a package that is not installed) is a
 :class:`~app.errors.ConfigError` naming the setting to fix.
@@ -16,12 +21,11 @@ from typing import Any, TypeVar
 
 from app.errors import ConfigError
 from app.models.base import LLM, Embedder, Reranker
-from app.models.breaker import get_breaker
+from app.models.breaker import BreakerRegistry
+from app.models.calls import ModelCalls
 from app.settings import Settings
 
 T = TypeVar("T")
-_CACHE: dict[tuple[Any, ...], Any] = {}
-_LOCK = threading.RLock()
 
 EMBEDDER_FIELDS = (
     "embedder",
@@ -65,19 +69,6 @@ def _key(kind: str, settings: Settings, fields: tuple[str, ...]) -> tuple[Any, .
     return (kind, *values)
 
 
-def _cached(key: tuple[Any, ...], build: Callable[[], T]) -> T:
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = build()
-        return _CACHE[key]
-
-
-def clear_cache() -> None:
-    """Forget every built client (tests, or after changing settings at run time)."""
-    with _LOCK:
-        _CACHE.clear()
-
-
 def _api_key(settings: Settings) -> str | None:
     return settings.model_api_key.get_secret_value() if settings.model_api_key else None
 
@@ -95,8 +86,10 @@ def _import_error(backend: str, exc: ImportError, package: str) -> ConfigError:
 
 
 # --- embedders ---------------------------------------------------------------------------------------
-def build_embedder(settings: Settings) -> Embedder:
-    """A new embedder for ``settings.embedder`` (uncached; see :func:`get_embedder`)."""
+def build_embedder(settings: Settings, breakers: BreakerRegistry | None = None) -> Embedder:
+    """A new embedder for ``settings.embedder`` (uncached; see :meth:`ModelCache.embedder`); an HTTP one's breaker
+    in ``breakers`` (default: a registry of its own)."""
+    breakers = breakers if breakers is not None else BreakerRegistry()
     kind = settings.embedder
     if kind == "use":
         try:
@@ -133,7 +126,7 @@ def build_embedder(settings: Settings) -> Embedder:
             api_key=_api_key(settings),
             timeout_s=settings.embedder_timeout_s,
             retries=settings.embedder_max_retries,
-            breaker=get_breaker(f"embedder:openai:{url}", settings.breaker_failures, settings.breaker_open_s),
+            breaker=breakers.get(f"embedder:openai:{url}", settings.breaker_failures, settings.breaker_open_s),
         )
     if kind == "hash":
         from app.models.embedders.hashing import HashEmbedder
@@ -142,32 +135,9 @@ def build_embedder(settings: Settings) -> Embedder:
     raise ConfigError(f"unknown embedder {kind!r}")
 
 
-def get_embedder(settings: Settings) -> Embedder:
-    return _cached(_key("embedder", settings, EMBEDDER_FIELDS), lambda: build_embedder(settings))
-
-
-def get_rail2_embedder(settings: Settings) -> Embedder | None:
-    """The second dense rail's model (``settings.rail2_embedder``), or ``None`` when the rail is off."""
-    if settings.rail2_embedder == "none":
-        return None
-    if settings.rail2_embedder == settings.embedder:
-        raise ConfigError(f"rail2_embedder {settings.rail2_embedder!r} is the embedder itself: a second rail of "
-                          "the same model adds nothing; choose another model or 'none'")
-    second = settings.model_copy(update={"embedder": settings.rail2_embedder})
-    return get_embedder(second)
-
-
 # --- rerankers ---------------------------------------------------------------------------------------
-def get_reranker(settings: Settings) -> Reranker | None:
-    """``None`` when ``reranker = "none"`` (the default): the read track skips reranking."""
-    if settings.reranker == "none":
-        return None
-    return _cached(
-        _key("reranker", settings, RERANKER_FIELDS + LLM_FIELDS), lambda: _build_reranker(settings)
-    )
-
-
-def _build_reranker(settings: Settings) -> Reranker:
+def _build_reranker(settings: Settings, breakers: BreakerRegistry, calls: ModelCalls,
+                    llm: Callable[[], LLM]) -> Reranker:
     kind = settings.reranker
     if kind == "http":
         from app.models.rerankers.http import HTTPReranker
@@ -179,7 +149,7 @@ def _build_reranker(settings: Settings) -> Reranker:
             api_key=_api_key(settings),
             timeout_s=settings.reranker_timeout_s,
             retries=settings.reranker_max_retries,
-            breaker=get_breaker(f"reranker:http:{url}", settings.breaker_failures, settings.breaker_open_s),
+            breaker=breakers.get(f"reranker:http:{url}", settings.breaker_failures, settings.breaker_open_s),
         )
     if kind == "mlx":
         from app.models.rerankers.mlx import MLXCrossEncoder
@@ -187,31 +157,19 @@ def _build_reranker(settings: Settings) -> Reranker:
         path = _need(settings.reranker_model_path, "reranker_model_path", "reranker mlx")
         return MLXCrossEncoder(
             path,
+            calls=calls,
             timeout_s=settings.reranker_timeout_s,
-            breaker=get_breaker(f"reranker:mlx:{path}", settings.breaker_failures, settings.breaker_open_s),
+            breaker=breakers.get(f"reranker:mlx:{path}", settings.breaker_failures, settings.breaker_open_s),
         )
     if kind == "fitgate":
         from app.models.rerankers.fitgate import FitGateReranker
 
-        return FitGateReranker(get_llm(settings))
+        return FitGateReranker(llm())
     raise ConfigError(f"unknown reranker {kind!r}")
 
 
 # --- LLMs --------------------------------------------------------------------------------------------
-def get_llm(settings: Settings) -> LLM:
-    return _cached(_key("llm", settings, LLM_FIELDS), lambda: _build_llm(settings))
-
-
-def get_judge_llm(settings: Settings) -> LLM | None:
-    """The stronger model the dream's conflict judge escalates to (``dream_judge_llm``), None when not set."""
-    if settings.dream_judge_llm == "none":
-        return None
-    return get_llm(settings.model_copy(update={
-        "llm": settings.dream_judge_llm, "llm_url": settings.dream_judge_llm_url,
-        "llm_model": settings.dream_judge_llm_model, "llm_model_path": settings.dream_judge_llm_model_path}))
-
-
-def _build_llm(settings: Settings) -> LLM:
+def _build_llm(settings: Settings, breakers: BreakerRegistry, calls: ModelCalls) -> LLM:
     kind = settings.llm
     if kind == "heuristic":
         from app.models.llms.structured import HeuristicLLM
@@ -229,7 +187,7 @@ def _build_llm(settings: Settings) -> LLM:
             retries=settings.llm_max_retries,
             temperature=settings.llm_temperature,
             json_mode=settings.llm_json_mode,
-            breaker=get_breaker(f"llm:openai:{url}", settings.breaker_failures, settings.breaker_open_s),
+            breaker=breakers.get(f"llm:openai:{url}", settings.breaker_failures, settings.breaker_open_s),
         )
     if kind == "mlx":
         from app.models.llms.mlx import MLXLLM
@@ -237,16 +195,67 @@ def _build_llm(settings: Settings) -> LLM:
         path = _need(settings.llm_model_path, "llm_model_path", "llm mlx")
         return MLXLLM(
             path,
+            calls=calls,
             timeout_s=settings.llm_timeout_s,
-            breaker=get_breaker(f"llm:mlx:{path}", settings.breaker_failures, settings.breaker_open_s),
+            breaker=breakers.get(f"llm:mlx:{path}", settings.breaker_failures, settings.breaker_open_s),
         )
     raise ConfigError(f"unknown llm {kind!r}")
 
 
-def models_snapshot() -> dict[str, Any]:
-    """Breakers and LLM counters of every client built so far (for ``/health`` or a metrics endpoint)."""
-    from app.models.breaker import breaker_snapshot
+class ModelCache:
+    """The model clients of one service, built on first use from settings and kept per distinct configuration;
+    the breakers of their backends (:class:`BreakerRegistry`); the thread pool their blocking work runs in
+    (:class:`ModelCalls`, ``model_threads`` wide). Owned by ``Services``; shut down with :meth:`close`."""
 
-    with _LOCK:
-        llms = [v for k, v in _CACHE.items() if k[0] == "llm"]
-    return {"breakers": breaker_snapshot(), "llms": [llm.stats() for llm in llms]}
+    def __init__(self, threads: int) -> None:
+        self.calls = ModelCalls(threads)
+        self.breakers = BreakerRegistry()
+        self._lock = threading.RLock()
+        self._built: dict[tuple[Any, ...], Any] = {}
+
+    def _cached(self, key: tuple[Any, ...], build: Callable[[], T]) -> T:
+        with self._lock:
+            if key not in self._built:
+                self._built[key] = build()
+            return self._built[key]
+
+    def embedder(self, settings: Settings) -> Embedder:
+        return self._cached(_key("embedder", settings, EMBEDDER_FIELDS),
+                            lambda: build_embedder(settings, self.breakers))
+
+    def rail2_embedder(self, settings: Settings) -> Embedder | None:
+        """The second dense rail's model (``settings.rail2_embedder``), or ``None`` when the rail is off."""
+        if settings.rail2_embedder == "none":
+            return None
+        if settings.rail2_embedder == settings.embedder:
+            raise ConfigError(f"rail2_embedder {settings.rail2_embedder!r} is the embedder itself: a second rail of "
+                              "the same model adds nothing; choose another model or 'none'")
+        return self.embedder(settings.model_copy(update={"embedder": settings.rail2_embedder}))
+
+    def reranker(self, settings: Settings) -> Reranker | None:
+        """``None`` when ``reranker = "none"`` (the default): the read track skips reranking."""
+        if settings.reranker == "none":
+            return None
+        return self._cached(_key("reranker", settings, RERANKER_FIELDS + LLM_FIELDS),
+                            lambda: _build_reranker(settings, self.breakers, self.calls, lambda: self.llm(settings)))
+
+    def llm(self, settings: Settings) -> LLM:
+        return self._cached(_key("llm", settings, LLM_FIELDS),
+                            lambda: _build_llm(settings, self.breakers, self.calls))
+
+    def judge_llm(self, settings: Settings) -> LLM | None:
+        """The stronger model the dream's conflict judge escalates to (``dream_judge_llm``), None when not set."""
+        if settings.dream_judge_llm == "none":
+            return None
+        return self.llm(settings.model_copy(update={
+            "llm": settings.dream_judge_llm, "llm_url": settings.dream_judge_llm_url,
+            "llm_model": settings.dream_judge_llm_model, "llm_model_path": settings.dream_judge_llm_model_path}))
+
+    def snapshot(self) -> dict[str, Any]:
+        """Breakers and LLM counters of every client built so far (for ``/health`` or a metrics endpoint)."""
+        with self._lock:
+            llms = [v for k, v in self._built.items() if k[0] == "llm"]
+        return {"breakers": self.breakers.snapshot(), "llms": [llm.stats() for llm in llms]}
+
+    def close(self) -> None:
+        self.calls.close()

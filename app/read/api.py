@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from litestar import Controller, get, post
 
 from app.api.body import IsoTime
 from app.read.config import RecallOptions
 from app.read.recall import recall
-from app.read.schemas import RecallIn, RecallOut
+from app.read.schemas import RecallIn, RecallOut, RecallStatsOut
 from app.services import Services
 from app.vaults import Vault
 
@@ -26,8 +24,8 @@ class RecallController(Controller):
             thinking=data.thinking, k=data.k, session_id=data.session_id, funnel=data.funnel))
         return RecallOut(**result.render(), meta=result.meta)
 
-    @get("/stats", summary="Read-track counters: gate skips, breaker trips, blends, prefetch hits and misses")
-    async def stats(self, vault: str, services: Services, v: Vault) -> dict[str, Any]:
-        from app.read.stats import snapshot
-
-        return snapshot()
+    @get("/stats", summary="This vault's read-track counters: gate skips, breaker trips, blends, prefetch hits and "
+         "misses")
+    async def stats(self, vault: str, services: Services, v: Vault) -> RecallStatsOut:
+        breakers = {k: b for k, b in services.breakers.snapshot().items() if k.startswith("read.")}
+        return RecallStatsOut(vault=v.name, counters=services.read_counters.snapshot(v.id), breakers=breakers)

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -49,10 +48,8 @@ class Classification:
 
 
 class ArchetypeIndex:
-    """The archetype vectors of one database and embedder, loaded once (filled on first use)."""
-
-    _cache: dict[tuple[str, str], ArchetypeIndex] = {}
-    _lock = asyncio.Lock()
+    """The archetype vectors of one database and embedder, loaded once per service (filled on first use) and kept
+    in ``services.archetypes`` (a standby's view shares its primary's)."""
 
     def __init__(self, intents: list[str], matrix: np.ndarray) -> None:
         self.intents = intents
@@ -60,13 +57,7 @@ class ArchetypeIndex:
 
     @classmethod
     async def load(cls, services: Services) -> ArchetypeIndex:
-        key = (services.db.url, services.embedder.name)
-        if key in cls._cache:
-            return cls._cache[key]
-        async with cls._lock:
-            if key not in cls._cache:
-                cls._cache[key] = await cls._build(services)
-        return cls._cache[key]
+        return await services.archetypes.get((services.db.url, services.embedder.name), lambda: cls._build(services))
 
     @classmethod
     async def _build(cls, services: Services) -> ArchetypeIndex:

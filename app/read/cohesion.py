@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, ClassVar
 from app.read.config import CohesionConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.read.config import ReadConfig
@@ -68,6 +67,6 @@ class SessionCohesion(ReadStage):
                 out.append(c)
         if not lifted:
             return cands
-        COUNTERS.incr("cohesion.lifted", lifted)
+        ctx.count("cohesion.lifted", lifted)
         ctx.emit(lifted=lifted, sessions=sum(1 for s in per_session.values() if s > 1.0))
         return sorted(out, key=lambda c: (-c.score, c.id))

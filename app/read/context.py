@@ -85,6 +85,13 @@ class RecallContext:
         """Record an event of the running stage (``{"stage": <its name>, ...}``)."""
         self.events.append({"stage": self.stage, **fields})
 
+    def count(self, name: str, n: int = 1) -> None:
+        """Add ``n`` to the read counter ``name`` of this recall's vault (``services.read_counters``; the
+        per-vault stats route reports them). A context made without services (a stage's unit test) counts
+        nowhere."""
+        if self.services is not None:
+            self.services.read_counters.incr(self.vault.id if self.vault is not None else None, name, n)
+
 
 class Stage(Protocol):
     """``async (ctx, candidates) -> candidates``. ``name`` keys its timing (``meta.stage_ms``) and its events;

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.read.config import ReadConfig
@@ -39,7 +38,7 @@ class CragEvaluator(ReadStage):
                             scores=[max(0.0, min(1.0, c.cosine)) for c in top] or None)
         traced = await self.services.llm.run_traced(CRAG_EVALUATE, payload)
         out = traced.output
-        COUNTERS.incr(f"crag.{out.verdict.lower()}")
+        ctx.count(f"crag.{out.verdict.lower()}")
         ctx.emit(verdict=out.verdict, score=out.score, source=traced.source)
         ctx.found["crag"] = {"verdict": out.verdict, "score": out.score, "reason": out.reason,
                              "source": traced.source}

@@ -35,7 +35,6 @@ from app.read.config import CurrentConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.read.config import ReadConfig
@@ -175,6 +174,6 @@ class CurrentFirst(ReadStage):
         subject = {t for t in subject if not values(t)}
         out, moved = current_first(cands, subject, self.config)
         if moved:
-            COUNTERS.incr("current.moved", moved)
+            ctx.count("current.moved", moved)
         ctx.emit(moved=moved, subject=sorted(subject))
         return out

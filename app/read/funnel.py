@@ -24,7 +24,6 @@ from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
 from app.read.formatter import count_tokens
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     import psycopg
@@ -163,7 +162,7 @@ class SelectionFunnel(ReadStage):
         for c in deduped:
             t = count_tokens(c.text)
             if used + t > cfg.token_cap:
-                COUNTERS.incr("funnel.token_cap")
+                ctx.count("funnel.token_cap")
                 break
             used += t
             out.append(c)
@@ -181,7 +180,7 @@ class SelectionFunnel(ReadStage):
             traced = await self.services.llm.run_traced(
                 FIT_GATE, FitGateInput(query=query, intent=intent, candidates=[c.text for c in cands]))
         except Exception as exc:  # the gate fails open: an error keeps every candidate
-            COUNTERS.incr("funnel.fit_gate_failed_open")
+            ctx.count("funnel.fit_gate_failed_open")
             ctx.emit(event="fit_gate_failed_open", detail=str(exc))
             return cands
         keep = set(traced.output.kept())

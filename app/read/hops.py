@@ -30,7 +30,6 @@ from app.read.context import ReadStage, RecallContext
 from app.read.continuity import merge_best
 from app.read.search import Candidate, score_blocks
 from app.read.spread import asks_many
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.read.config import ReadConfig
@@ -86,7 +85,7 @@ class HopExpansion(ReadStage):
         found = await score_blocks(ctx, list(base), list(base.values()), limit=len(base), origin="hop")
         out = merge_best(cands, found, ctx.limit)
         before = {c.id for c in cands}
-        COUNTERS.incr("hops.applied")
+        ctx.count("hops.applied")
         ctx.emit(seeds=len(ids), found=len(base), **{f"via_{k}": n for k, n in sorted(via.items())},
                  scored=len(found), entered=sum(1 for c in out if c.id not in before))
         return out

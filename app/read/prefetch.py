@@ -11,7 +11,7 @@ predicted question's confidence at least 0.4; the vault has at least 10 conversa
 
 ``recall`` looks here first (:class:`PrefetchCache`, the read track's shortcut, wired by ``Services``: this
 module imports the read track, never the other way round); a hit is sanitized again on the way out by the
-formatter's sanitizer, a miss costs one indexed lookup. Hit and miss counters are in ``app.read.stats``.
+formatter's sanitizer, a miss costs one indexed lookup. Hit and miss counters are the vault's read counters (``services.read_counters``, app/read/stats.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from app.read.context import StageClock
 from app.read.recall import Prefetched
 from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -112,21 +111,21 @@ class SlowThinker:
         session_turns = rows[0]["session_turns"] if rows else 0
         conversations = rows[0]["vault_sessions"] if rows else 0
         if conversations < adm.min_conversations:
-            return self._skip("cold_start")
+            return self._skip(vault, "cold_start")
         if session_turns < adm.min_turns:
-            return self._skip("short_conversation")
+            return self._skip(vault, "short_conversation")
         recent = await db.fetchall(Q.prefetch_recent,
                                    (session_id, adm.dedup_window_s), vault_id=vault.id)
         if recent:
             age = (await db.fetchone(Q.seconds_since,
                                      (recent[0]["created_at"],)))["s"]
             if float(age) < adm.min_interval_s:
-                return self._skip("recently_predicted")
+                return self._skip(vault, "recently_predicted")
         utterances = [t["content"] for t in turns]
         vectors = await self.services.models.embed_documents(self.services.embedder, utterances)
         drift = topic_drift(vectors)
         if drift > adm.max_drift:
-            return self._skip("topic_drift")
+            return self._skip(vault, "topic_drift")
         # QuestionGenerator
         from app.models.tasks.predict_next_questions import PREDICT_NEXT_QUESTIONS, PredictInput
 
@@ -137,7 +136,7 @@ class SlowThinker:
         predicted = [{"question": q.question, "confidence": q.confidence} for q in ranked]
         confident = [q for q in ranked if q.confidence >= adm.min_confidence]
         if not confident:
-            report = self._skip("low_confidence")
+            report = self._skip(vault, "low_confidence")
             report.predicted = predicted
             return report
         # QuestionDeduplicator
@@ -168,11 +167,11 @@ class SlowThinker:
                 await db.fetchone(Q.audit_read_sanitize,
                                   (json.dumps(sanitizer.audits),), vault_id=vault.id)
             report.stored.append(q.question)
-            COUNTERS.incr("prefetch.stored")
+            self.services.read_counters.incr(vault.id, "prefetch.stored")
         return report
 
-    def _skip(self, reason: str) -> PrefetchReport:
-        COUNTERS.incr(f"prefetch.skip.{reason}")
+    def _skip(self, vault: Vault, reason: str) -> PrefetchReport:
+        self.services.read_counters.incr(vault.id, f"prefetch.skip.{reason}")
         return PrefetchReport(False, reason)
 
 
@@ -196,9 +195,9 @@ class PrefetchCache:
         else:
             row = await (await conn.execute(Q.prefetch_get, (query_hash(query),))).fetchone()
         if row is None:
-            COUNTERS.incr("prefetch.miss")
+            self.services.read_counters.incr(vault.id, "prefetch.miss")
             return None
-        COUNTERS.incr("prefetch.hit")
+        self.services.read_counters.incr(vault.id, "prefetch.hit")
         payload = row["payload"]
         cands = [_from_json(d) for d in payload.get("candidates", [])]
         meta = {"intent": payload.get("intent", "unknown"), "mode": payload.get("mode", "LOCAL"),

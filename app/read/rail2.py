@@ -16,7 +16,6 @@ vault fast p50 / p95 20 / 27 -> 53 / 91 ms), so the rail is opt-in.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from app.write.items import embedding_text  # the text the first rail's embedder
 if TYPE_CHECKING:
     from app.db.connector import Database
     from app.models.base import Embedder
+    from app.models.calls import ModelCalls
     from app.services import Services
 
 log = logging.getLogger(__name__)
@@ -49,9 +49,10 @@ class FillReport:
                 "done": self.done}
 
 
-async def fill_vault(db: Database, embedder: Embedder, vault_id: UUID, *, deadline: float | None = None,
-                     batch: int = BATCH) -> tuple[int, bool]:
-    """Embed the vault's due blocks, a batch per transaction. Returns (embedded, finished)."""
+async def fill_vault(db: Database, calls: ModelCalls, embedder: Embedder, vault_id: UUID, *,
+                     deadline: float | None = None, batch: int = BATCH) -> tuple[int, bool]:
+    """Embed the vault's due blocks, a batch per transaction, each batch in the model pool (``calls``). Returns
+    (embedded, finished)."""
     done = 0
     while True:
         if deadline is not None and time.monotonic() >= deadline:
@@ -61,7 +62,7 @@ async def fill_vault(db: Database, embedder: Embedder, vault_id: UUID, *, deadli
         if not rows:
             return done, True
         texts = [embedding_text(r["context"], r["normalized"]) for r in rows]
-        vecs = await asyncio.to_thread(embedder.embed_documents, texts)
+        vecs = await calls.embed_documents(embedder, texts)
         async with db.transaction(vault_id) as conn:
             await conn.execute(Q.rail2_put, {"vault": vault_id, "model": embedder.name,
                                          "ids": [r["id"] for r in rows], "hashes": [r["content_hash"] for r in rows],
@@ -82,7 +83,7 @@ async def fill(services: Services, *, vault_id: UUID | None = None, budget_s: fl
     else:
         vaults = [r["id"] for r in await services.db.fetchall(Q.rail2_vaults_due, {"model": embedder.name})]
     for vid in vaults:
-        n, finished = await fill_vault(services.db, embedder, vid, deadline=deadline)
+        n, finished = await fill_vault(services.db, services.models, embedder, vid, deadline=deadline)
         report.embedded += n
         report.vaults += 1 if n else 0
         if not finished:

@@ -34,7 +34,6 @@ from app.read.sanitize import ReadSanitizer
 from app.read.schemas import MAX_QUERY_CHARS
 from app.read.search import Candidate
 from app.read.spread import asks_many
-from app.read.stats import COUNTERS
 from app.read.timeframe import QueryTimeframe, asks_when
 from app.read.unit import RecallUnit
 
@@ -244,7 +243,7 @@ class ReadTrack:
                 logged = await cur.fetchone()
         if options.writeback and ids:
             self._touch(vault, ids)
-        COUNTERS.incr("recall.total")
+        self.services.read_counters.incr(vault.id, "recall.total")
         meta = {
             **meta,
             "prefetch_hit": prefetch_hit,

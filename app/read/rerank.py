@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from app.errors import CircuitOpen, ModelError
-from app.models.breaker import CircuitBreaker, get_breaker
+from app.models.breaker import CircuitBreaker
 from app.read.config import GateConfig, RerankBlend
 from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.models.base import Reranker
@@ -84,25 +83,26 @@ class RerankStage(ReadStage):
         self.reranker = reranker
         self.calls_models = reranker is not None  # the recall's transaction is closed while it scores
         self.gate = AttentionGate(gate)
-        self.breaker = breaker or (get_breaker(f"read.rerank:{reranker.name}", failures, open_s)
+        self.breaker = breaker or (CircuitBreaker(f"read.rerank:{reranker.name}", failures, open_s)
                                    if reranker is not None else None)
 
     @classmethod
     def build(cls, services: Services, config: ReadConfig) -> RerankStage:
         settings = services.settings
-        return cls(services.reranker, gate=config.gate, failures=settings.breaker_failures,
-                   open_s=settings.breaker_open_s)
+        breaker = (services.breakers.get(f"read.rerank:{services.reranker.name}", settings.breaker_failures,
+                                         settings.breaker_open_s) if services.reranker is not None else None)
+        return cls(services.reranker, gate=config.gate, breaker=breaker)
 
     async def __call__(self, ctx: RecallContext, candidates: list[Candidate]) -> list[Candidate]:
         query, weights = ctx.query, ctx.profile.blend if ctx.profile is not None else RerankBlend()
         if self.reranker is None or self.breaker is None:
             ctx.emit(event="skip", reason="no_reranker")
-            COUNTERS.incr("rerank.skip.no_reranker")
+            ctx.count("rerank.skip.no_reranker")
             return candidates
         decision = self.gate(candidates)
         if not decision.rerank:
             ctx.emit(event="skip", reason=decision.reason)
-            COUNTERS.incr(f"rerank.skip.{decision.reason}")
+            ctx.count(f"rerank.skip.{decision.reason}")
             return candidates
         head = candidates[: self.gate.config.top_n]
         trips_before = self.breaker.trips
@@ -110,7 +110,7 @@ class RerankStage(ReadStage):
             self.breaker.acquire()
         except CircuitOpen as exc:
             ctx.emit(event="breaker_open", detail=exc.message)
-            COUNTERS.incr("rerank.breaker_open")
+            ctx.count("rerank.breaker_open")
             return candidates
         try:
             scores = await self.reranker.score(query, [c.text for c in head])
@@ -119,17 +119,17 @@ class RerankStage(ReadStage):
         except CircuitOpen as exc:  # the backend's own breaker
             self.breaker.release()
             ctx.emit(event="breaker_open", detail=exc.message)
-            COUNTERS.incr("rerank.breaker_open")
+            ctx.count("rerank.breaker_open")
             return candidates
         except Exception as exc:  # any backend failure degrades to the scoring order
             self.breaker.record_failure(exc)
-            COUNTERS.incr("rerank.failure")
+            ctx.count("rerank.failure")
             ctx.emit(event="failure", detail=f"{type(exc).__name__}: {exc}")
             if self.breaker.trips > trips_before:
-                COUNTERS.incr("rerank.trip")
+                ctx.count("rerank.trip")
                 ctx.emit(event="breaker_trip", state=self.breaker.state)
             return candidates
         self.breaker.record_success()
-        COUNTERS.incr("rerank.blend")
+        ctx.count("rerank.blend")
         ctx.emit(event="blend", scoring_w=weights.scoring_w, rerank_w=weights.rerank_w, n=len(head))
         return blend(candidates, [float(s) for s in scores], weights)

@@ -7,10 +7,11 @@ days the router is bypassed (cold start). The distribution is read at most once 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
+
+from app.caches import TtlCache
 from app.db.queries import Q
 
 
@@ -54,31 +55,22 @@ def personalize(probs: dict[str, float], freq: dict[str, float], samples: int, *
 
 
 class PersonalizedRouter:
-    _cache: dict[UUID, tuple[float, dict[str, float], int]] = {}
+    """One per read track (so one per Services): each vault's intent habits, read at most once per ``ttl_s``."""
 
     def __init__(self, services: Services, *, alpha: float = 0.25, min_samples: int = 50, ttl_s: float = 60.0):
         self.services = services
         self.alpha = alpha
         self.min_samples = min_samples
-        self.ttl_s = ttl_s
+        self.profiles: TtlCache[UUID, tuple[dict[str, float], int]] = TtlCache(ttl_s)
 
     async def profile(self, vault_id: UUID) -> tuple[dict[str, float], int]:
-        hit = self._cache.get(vault_id)
-        now = time.monotonic()
-        if hit is not None and now - hit[0] < self.ttl_s:
-            return hit[1], hit[2]
+        hit = self.profiles.get(vault_id)
+        if hit is not None:
+            return hit
         rows = await self.services.db.fetchall(Q.intent_distribution, vault_id=vault_id)
-        freq, samples = intent_freq_norm(rows)
-        self._cache[vault_id] = (now, freq, samples)
-        return freq, samples
+        return self.profiles.put(vault_id, intent_freq_norm(rows))
 
     async def __call__(self, vault_id: UUID, probs: dict[str, float]) -> Routed:
         freq, samples = await self.profile(vault_id)
         return personalize(probs, freq, samples, alpha=self.alpha, min_samples=self.min_samples)
 
-    @classmethod
-    def forget(cls, vault_id: UUID | None = None) -> None:
-        if vault_id is None:
-            cls._cache.clear()
-        else:
-            cls._cache.pop(vault_id, None)

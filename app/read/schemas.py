@@ -31,3 +31,12 @@ class RecallOut(BaseModel):
     cascade_cards: list[dict[str, Any]]
     meta: dict[str, Any]
     text: str | None = None
+
+
+class RecallStatsOut(BaseModel):
+    vault: str = Field(description="The vault these counts are of.")
+    counters: dict[str, int] = Field(description="This vault's read-track counts by name (recall.total, "
+                                     "rerank.skip.<reason>, rerank.blend, prefetch.hit, ...), since the API "
+                                     "process serving the request started.")
+    breakers: dict[str, dict[str, Any]] = Field(description="The read track's breakers (shared by every vault: "
+                                                "a breaker guards a backend): state and counts.")

@@ -9,7 +9,6 @@ passes the query vector, the times and the per-intent configuration as data, and
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,6 +26,7 @@ from app.read.focus import focus
 if TYPE_CHECKING:
     import psycopg
 
+    from app.caches import TtlCache
     from app.read.config import ReadConfig
     from app.services import Services
 
@@ -85,29 +85,15 @@ def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
     )
 
 
-class VaultSize:
-    """Whether a vault is small enough for exact dense search, probed at most once a minute per vault."""
-
-    _cache: dict[UUID, tuple[float, int]] = {}
-
-    @classmethod
-    async def is_small(cls, conn: psycopg.AsyncConnection, vault_id: UUID, exact_below: int,
-                       ttl_s: float = 60.0) -> bool:
-        hit = cls._cache.get(vault_id)
-        now = time.monotonic()
-        if hit is None or now - hit[0] > ttl_s:
-            cur = await conn.execute(Q.vault_block_count, (exact_below,))
-            n = int((await cur.fetchone())["n"])
-            cls._cache[vault_id] = (now, n)
-            return n <= exact_below
-        return hit[1] <= exact_below
-
-    @classmethod
-    def forget(cls, vault_id: UUID | None = None) -> None:
-        if vault_id is None:
-            cls._cache.clear()
-        else:
-            cls._cache.pop(vault_id, None)
+async def vault_is_small(sizes: TtlCache[UUID, int], conn: psycopg.AsyncConnection, vault_id: UUID,
+                         exact_below: int) -> bool:
+    """Whether a vault is small enough for exact dense search: its block count, probed at most once per ``sizes``'
+    time to live (a minute; ``services.vault_sizes``, owned by Services)."""
+    n = sizes.get(vault_id)
+    if n is None:
+        cur = await conn.execute(Q.vault_block_count, (exact_below,))
+        n = sizes.put(vault_id, int((await cur.fetchone())["n"]))
+    return n <= exact_below
 
 
 class FastSearch(ReadStage):
@@ -130,7 +116,7 @@ class FastSearch(ReadStage):
     async def find(self, ctx: RecallContext, query: str, qvec: np.ndarray) -> list[Candidate]:
         """``query`` (the question, or a variant of it) searched and scored with ``ctx``'s times and scoring."""
         conn, scoring, limit = ctx.conn, ctx.scoring, ctx.limit
-        exact = await VaultSize.is_small(conn, ctx.vault.id, self.search.exact_below)
+        exact = await vault_is_small(self.services.vault_sizes, conn, ctx.vault.id, self.search.exact_below)
         search = {**self.search.params(exact), "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
         # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))

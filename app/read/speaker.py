@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, ClassVar
 from app.read.config import SpeakerConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.read.config import ReadConfig
@@ -89,13 +88,13 @@ class SpeakerMatch(ReadStage):
         boosted = {cid for cid, s in speakers.items() if named(s, names)} if names and cfg.weight != 1.0 else set()
         if boosted and len(boosted) < len(cands):  # nobody named, or everybody: the order would not change
             factor.update(dict.fromkeys(boosted, cfg.weight))
-            COUNTERS.incr("speaker.boosted", len(boosted))
+            ctx.count("speaker.boosted", len(boosted))
             ctx.emit(names=sorted({speakers[i] for i in boosted}), boosted=len(boosted))
         if cfg.first_person_weight != 1.0 and first_person(query):
             own = {c.id for c in cands if c.source_kind == "user" and speakers[c.id] is None}
             if own and len(own) < len(cands):
                 factor.update(dict.fromkeys(own, cfg.first_person_weight))
-                COUNTERS.incr("speaker.first_person", len(own))
+                ctx.count("speaker.first_person", len(own))
                 ctx.emit(first_person=len(own))
         if not factor:
             return cands

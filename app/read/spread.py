@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, ClassVar
 from app.read.config import SpreadConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.search import Candidate
-from app.read.stats import COUNTERS
 
 if TYPE_CHECKING:
     from app.read.config import ReadConfig
@@ -100,6 +99,6 @@ class SessionSpread(ReadStage):
             return cands
         out = spread(cands, self.config.weight)
         moved = sum(1 for a, b in zip(cands, out, strict=True) if a.id != b.id)
-        COUNTERS.incr("spread.applied")
+        ctx.count("spread.applied")
         ctx.emit(moved=moved, sessions=len({c.session_id for c in out[: ctx.k]}))
         return out

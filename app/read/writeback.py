@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from app.db.connector import Database
 from app.db.queries import Q
-from app.read.stats import COUNTERS
+
+if TYPE_CHECKING:
+    from app.read.stats import ReadCounters
 
 log = logging.getLogger(__name__)
 
 
 class RecallLogQueue:
-    def __init__(self, db: Database, *, batch: int = 200, limit: int = 10_000) -> None:
-        """Made on the event loop the primary's pool runs on: the batches are written there."""
+    def __init__(self, db: Database, counters: ReadCounters, *, batch: int = 200, limit: int = 10_000) -> None:
+        """Made on the event loop the primary's pool runs on: the batches are written there. ``counters``: the
+        service's read counters (rows dropped, batched, failed: counted for the row's vault)."""
         self.db = db  # the primary
+        self.counters = counters
         self.batch, self.limit = batch, limit
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[tuple[UUID, tuple[Any, ...]]] = asyncio.Queue()
@@ -43,7 +47,7 @@ class RecallLogQueue:
 
     def _put(self, vault_id: UUID, params: tuple[Any, ...]) -> None:
         if self._queue.qsize() >= self.limit:
-            COUNTERS.incr("recall_log.dropped")
+            self.counters.incr(vault_id, "recall_log.dropped")
             return
         self._queue.put_nowait((vault_id, params))
         if self._task is None or self._task.done():
@@ -52,14 +56,17 @@ class RecallLogQueue:
     async def _run(self) -> None:
         while not self._queue.empty():
             rows = [self._queue.get_nowait() for _ in range(min(self.batch, self._queue.qsize()))]
+            outcome: str | None = None  # cancelled: neither
             try:
                 await self._write(rows)
-                COUNTERS.incr("recall_log.batched", len(rows))
+                outcome = "recall_log.batched"
             except Exception:  # a lost log row must not fail anything; it is logged and counted
                 log.exception("recall log batch of %d rows failed", len(rows))
-                COUNTERS.incr("recall_log.failed", len(rows))
+                outcome = "recall_log.failed"
             finally:
-                for _ in rows:
+                for vault_id, _ in rows:
+                    if outcome is not None:
+                        self.counters.incr(vault_id, outcome)
                     self._queue.task_done()
 
     async def _write(self, rows: list[tuple[UUID, tuple[Any, ...]]]) -> None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from app.safety.corpora import chat_turns_grouped, read_jsonl
 from app.safety.grouping import assign_folds, source_group
 
 if TYPE_CHECKING:
@@ -56,8 +57,6 @@ class Doc:
 
 
 def load_docs(attacks: Path, benign: Path, chat: Sequence[Path], authored: Path | None = AUTHORED) -> list[Doc]:
-    from app.bench.guard import chat_turns_grouped, read_jsonl
-
     docs: list[Doc] = []
     for r in read_jsonl(attacks):
         docs.append(Doc(r["text"], 1, "attack", r.get("family", "other"), r.get("lang", "?"),

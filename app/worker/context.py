@@ -1,27 +1,33 @@
-"""Jobs reach the shared services (pool, models) through here; the runner binds them at start."""
+"""How a job receives the worker's services: explicitly, in its Procrastinate job context.
+
+The worker (``app.runner``) is built with ``additional_context=worker_context(services)``; every task is declared
+with ``pass_context=True`` and takes ``services_of(context)``. Nothing is bound to this module: two workers in one
+process (a test's, the service's) each hand their jobs their own services.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from app.errors import ConfigError
 
 if TYPE_CHECKING:
+    from procrastinate import JobContext
+
     from app.services import Services
 
-_services: Services | None = None
+SERVICES = "memvault_services"
 
 
-def bind_services(services: Services) -> None:
-    global _services
-    _services = services
+def worker_context(services: Services) -> dict[str, Any]:
+    """The ``additional_context`` of a Procrastinate worker whose jobs run on ``services``."""
+    return {SERVICES: services}
 
 
-async def get_services() -> Services:
-    """The bound services, or ones started from settings (a worker started by Procrastinate's own CLI)."""
-    global _services
-    if _services is None:
-        from app.services import Services, database_url, service_url
-        from app.settings import get_settings
-
-        owner = database_url(get_settings())
-        _services = await Services.start(url=service_url(get_settings(), owner), ddl_url=owner)
-    return _services
+def services_of(context: JobContext) -> Services:
+    """The services of the worker running this job."""
+    services = context.additional_context.get(SERVICES)
+    if services is None:
+        raise ConfigError("this job runs in memvault's own worker, which hands it the service's pool and models",
+                          hint="run the jobs with `memvault worker` (or `memvault serve`), not Procrastinate's CLI")
+    return services

@@ -92,10 +92,9 @@ async def test_the_worker_job_builds_due_indexes(services, vault, db_url) -> Non
     from app.background.ann_indexes import build_ann_indexes
     from app.worker.app import app as jobs_app
     from app.worker.app import connector_for
-    from app.worker.context import bind_services
+    from app.worker.context import worker_context
 
     await put_blocks(services, vault, TEXTS)
-    bind_services(services)
     import app.db.ann_index as ann
 
     default, ann.MIN_BLOCKS = ann.MIN_BLOCKS, 5
@@ -103,7 +102,8 @@ async def test_the_worker_job_builds_due_indexes(services, vault, db_url) -> Non
         with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
             async with worker_app.open_async():
                 await build_ann_indexes.configure(app=worker_app).defer_async(timestamp=0)
-                await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False)
+                await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False,
+                                                additional_context=worker_context(services))
     finally:
         ann.MIN_BLOCKS = default
     job = await services.db.fetchone(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.bench.data import load_locomo, load_longmemeval
+from app.importers.datasets import load_locomo, load_longmemeval
 from app.bench.folds import group_folds
 from app.bench.locomo import RAILS_KS, _objective, run_locomo_pipelines
 from app.bench.longmemeval import run_longmemeval_pipelines

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from app.bench.data import load_locomo, load_longmemeval
+from app.importers.datasets import load_locomo, load_longmemeval
 from app.bench.locomo import KEYS as LOCOMO_KEYS
 from app.bench.locomo import run_locomo
 from app.bench.longmemeval import KEYS as LME_KEYS

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pytest
 
@@ -108,11 +109,11 @@ async def test_the_worker_job_and_the_command(services, vault, db_url, monkeypat
     from app.background.centrality import graph_centrality
     from app.cli import main
     from app.settings import get_settings
-    from app.worker import context
+    from app.worker.context import worker_context
 
     await _vault_with_graph(services, vault)
-    monkeypatch.setattr(context, "_services", services)
-    [done] = await graph_centrality(timestamp=0)
+    job = SimpleNamespace(additional_context=worker_context(services))  # what the worker hands the task
+    [done] = await graph_centrality(job, timestamp=0)
     assert done["vault_id"] == str(vault.id) and done["blocks_changed"] == 6
 
     monkeypatch.setenv("MEMVAULT_DATABASE_URL", db_url)
@@ -125,13 +126,14 @@ async def test_the_worker_job_and_the_command(services, vault, db_url, monkeypat
 
 
 @pytest.mark.parametrize("on", [False, True])
-async def test_benchmarks_build_the_graph_only_when_asked(services, vault, on) -> None:
-    """``bench_graph``: a benchmark's ingest also does what the worker's build_graph and graph_centrality jobs
-    would; off, the graph stays empty (no worker runs during a benchmark)."""
-    from app.bench.data import Session, Turn
+async def test_benchmarks_build_the_graph_only_when_asked(services, vault, on, monkeypatch) -> None:
+    """``bench_graph`` (``MEMVAULT_BENCH_GRAPH``, a benchmark setting, not the service's): a benchmark's ingest also
+    does what the worker's build_graph and graph_centrality jobs would; off, the graph stays empty (no worker runs
+    during a benchmark)."""
+    from app.importers.datasets import Session, Turn
     from app.bench.harness import IngestStats, ingest_sessions
 
-    services.settings = services.settings.model_copy(update={"bench_graph": on})
+    monkeypatch.setenv("MEMVAULT_BENCH_GRAPH", "1" if on else "0")
     sessions = [Session(id="s1", date=datetime(2026, 3, 1, tzinfo=UTC),
                         turns=tuple(Turn(role="user", content=t) for t in FACTS))]
     await ingest_sessions(services, vault, sessions, close=False, stats=IngestStats())

@@ -204,32 +204,34 @@ async def test_the_worker_job_fills_the_rail(services, vault, db_url) -> None:
     from app.background.rail2 import embed_rail2
     from app.worker.app import app as jobs_app
     from app.worker.app import connector_for
-    from app.worker.context import bind_services
+    from app.worker.context import worker_context
 
     ids = await _fill_vault(services, vault)
     services.rail2 = MarkerEmbedder()
-    bind_services(services)
     with jobs_app.replace_connector(connector_for(db_url)) as worker_app:
         async with worker_app.open_async():
             await embed_rail2.configure(app=worker_app).defer_async(timestamp=0)
-            await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False)
+            await worker_app.run_worker_async(queues=["maintenance"], wait=False, install_signal_handlers=False,
+                                                additional_context=worker_context(services))
     job = await services.db.fetchone("SELECT status FROM public.procrastinate_jobs WHERE task_name = 'embed_rail2'")
     assert job["status"] == "succeeded"
     assert set(await _rows(services, vault)) == set(ids)
 
 
 def test_the_second_model_comes_from_settings(test_settings) -> None:
-    from app.models.registry import get_rail2_embedder
+    from app.models.registry import ModelCache
 
-    assert get_rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "none"})) is None
-    hashed = get_rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "hash", "embedder_hash_dim": 64}))
+    models = ModelCache(1)
+    assert models.rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "none"})) is None
+    hashed = models.rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "hash",
+                                                                    "embedder_hash_dim": 64}))
     assert hashed.name == "hash:v1-64"
     with pytest.raises(ConfigError, match="the embedder itself"):
-        get_rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "use"}))
+        models.rail2_embedder(test_settings.model_copy(update={"rail2_embedder": "use"}))
+    models.close()
 
 
 def _cli(monkeypatch, db_url: str, **env: str) -> None:
-    from app.models.registry import clear_cache
     from app.settings import get_settings
 
     monkeypatch.setenv("MEMVAULT_DATABASE_URL", db_url)
@@ -237,7 +239,6 @@ def _cli(monkeypatch, db_url: str, **env: str) -> None:
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     get_settings.cache_clear()
-    clear_cache()
 
 
 async def test_the_command_fills_the_rail_and_says_so(services, vault, db_url, monkeypatch, capsys) -> None:

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from app.read.config import RecallOptions
 from app.read.prefetch import PrefetchCache, prefetch_for_turn, query_hash
 from app.read.recall import recall
-from app.read.stats import COUNTERS
 from tests.integration.read_helpers import Mem, put_blocks, put_graph
 
 
@@ -105,13 +104,13 @@ async def test_prefetch_admission_cache_and_hit(services, vault) -> None:
     assert "ignore all previous instructions" not in stored_text.lower()  # sanitized before it is stored
     again = await prefetch_for_turn(services, vault, session)
     assert not again.admitted and again.reason == "recently_predicted"
-    hits = COUNTERS.get("prefetch.hit")
+    hits = services.read_counters.get(vault.id, "prefetch.hit")
     r = await recall(services, vault, report.stored[0])
-    assert r.meta["prefetch_hit"] and COUNTERS.get("prefetch.hit") == hits + 1
+    assert r.meta["prefetch_hit"] and services.read_counters.get(vault.id, "prefetch.hit") == hits + 1
     assert all("ignore all previous" not in c.text.lower() for c in r.cards)
-    misses = COUNTERS.get("prefetch.miss")
+    misses = services.read_counters.get(vault.id, "prefetch.miss")
     await recall(services, vault, "sourdough bread")
-    assert COUNTERS.get("prefetch.miss") == misses + 1
+    assert services.read_counters.get(vault.id, "prefetch.miss") == misses + 1
     assert await PrefetchCache(services).lookup(vault, "never predicted") is None
     assert query_hash(report.stored[0])
 

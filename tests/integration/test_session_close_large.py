@@ -13,7 +13,8 @@ T0 = datetime(2024, 8, 10, 20, 0, tzinfo=UTC)
 
 async def test_a_close_with_more_units_than_a_batch_may_hold(services, vault) -> None:
     small = Services(settings=services.settings.model_copy(update={"max_batch_items": 2}), db=services.db,
-                     embedder=services.embedder, llm=services.llm, reranker=services.reranker)
+                     embedder=services.embedder, llm=services.llm, reranker=services.reranker,
+                     model_cache=services.model_cache)
     track = SessionTrack(small)
     said = ["My sister Anna moved to Berlin in March.", "I bought a Fujifilm camera at the Tokyo store.",
             "The garden needs new tomato stakes this spring.", "Our team picked PostgreSQL for the memory service."]

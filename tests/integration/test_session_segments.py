@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from app.bench.data import load_longmemeval
+from app.importers.datasets import load_longmemeval
 from app.bench.harness import IngestStats, ingest_sessions
 from app.bench.longmemeval import run_longmemeval
 from app.interfaces.hooks import HookInput, run_hook
@@ -132,7 +132,7 @@ def test_a_reused_session_id_in_a_file_is_two_sessions(tmp_path):
 
 
 def test_a_locomo_file_with_two_keys_for_one_session_number_is_two_sessions(tmp_path):
-    from app.bench.data import load_locomo
+    from app.importers.datasets import load_locomo
 
     conv = {"speaker_a": "Ann", "speaker_b": "Bo",
             "session_1_date_time": "1:56 pm on 8 May, 2023", "session_01_date_time": "2:00 pm on 9 May, 2023",
@@ -154,7 +154,7 @@ async def test_bench_longmemeval_with_a_reused_session_id_and_session_close(serv
 
 
 async def test_harness_given_one_id_twice_writes_two_sessions(services, vault):
-    from app.bench.data import Session, Turn
+    from app.importers.datasets import Session, Turn
 
     day = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     sessions = [Session("s", day, (Turn("user", "Ann: I adopted a puppy."),)),

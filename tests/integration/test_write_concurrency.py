@@ -158,24 +158,21 @@ def watched(services: Services) -> tuple[Services, _Watch, WatchedLLM]:
     watch = _Watch(services)
     llm = WatchedLLM(services.llm, watch)
     return Services(settings=services.settings, db=services.db, embedder=WatchedEmbedder(services.embedder, watch),
-                    llm=llm, reranker=None), watch, llm
+                    llm=llm, reranker=None, model_cache=services.model_cache), watch, llm
 
 
 async def test_no_connection_is_held_while_a_model_works(services, vault) -> None:
-    svc, watch, llm = watched(services)
-    try:
-        track = WriteTrack(svc)
-        await track.remember(vault, [item(0, "I like green tea")])
-        # The uncertain band: the LLM is asked (MERGE), then the merged text embedded, each with no transaction
-        # open (this LLM is not ``instant``: it stands for a model-backed one).
-        [merged] = await track.remember(vault, [item(1, "I like green tea, especially with jasmine")])
-        assert merged.decision == "MERGE" and llm.calls == 1
-        sessions = SessionTrack(svc)
-        await sessions.append_turns(vault, "s9", [TurnIn("user", "We should ship the beta on Friday", T0),
-                                                  TurnIn("assistant", "Agreed, Friday it is", T0)])
-        await sessions.close(vault, "s9")
-    finally:
-        svc.models.close()
+    svc, watch, llm = watched(services)  # on the fixture's model pool: nothing of its own to close
+    track = WriteTrack(svc)
+    await track.remember(vault, [item(0, "I like green tea")])
+    # The uncertain band: the LLM is asked (MERGE), then the merged text embedded, each with no transaction
+    # open (this LLM is not ``instant``: it stands for a model-backed one).
+    [merged] = await track.remember(vault, [item(1, "I like green tea, especially with jasmine")])
+    assert merged.decision == "MERGE" and llm.calls == 1
+    sessions = SessionTrack(svc)
+    await sessions.append_turns(vault, "s9", [TurnIn("user", "We should ship the beta on Friday", T0),
+                                              TurnIn("assistant", "Agreed, Friday it is", T0)])
+    await sessions.close(vault, "s9")
     assert watch.busy and set(watch.busy) == {0}, watch.busy
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.bench.data import (DataFormatError, LmeQuestion, Session, Turn, evidence_ids, load_locomo,
+from app.importers.datasets import (DataFormatError, LmeQuestion, Session, Turn, evidence_ids, load_locomo,
                             load_longmemeval, parse_locomo_date, parse_longmemeval_date)
 from app.bench.longmemeval import as_of_for
 

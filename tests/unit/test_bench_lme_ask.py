@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.bench import longmemeval
-from app.bench.data import LmeQuestion, Session
+from app.importers.datasets import LmeQuestion, Session
 from app.bench.harness import Hit
 from app.bench.metrics import Memory
 

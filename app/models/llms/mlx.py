@@ -5,7 +5,8 @@ section 4), so it is never the Linux default. Same prompt / parse / fallback pat
 (:class:`~app.models.llms.structured.StructuredLLM`). Nothing is downloaded: a path that does not exist is a
 ConfigError (mlx-lm would otherwise treat it as a Hub repository name).
 
-Generation runs in a worker thread, one at a time per model (an MLX model is not safe to drive from two threads),
+Generation runs in the service's model pool (``calls``: :class:`~app.models.calls.ModelCalls`, sized by
+``MEMVAULT_MODEL_THREADS``), one at a time per model (an MLX model is not safe to drive from two threads),
 bounded by ``timeout_s``: on timeout the caller gets the heuristic answer while the thread finishes its tokens.
 """
 
@@ -15,12 +16,15 @@ import asyncio
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.errors import ConfigError, ModelError
 from app.models.breaker import CircuitBreaker
 from app.models.llms.structured import StructuredLLM
 from app.models.tasks.base import Task
+
+if TYPE_CHECKING:
+    from app.models.calls import ModelCalls
 
 
 def check_model_dir(path: Path, what: str) -> Path:
@@ -44,6 +48,7 @@ class MLXLLM(StructuredLLM):
         model_path: Path,
         *,
         breaker: CircuitBreaker,
+        calls: ModelCalls,
         timeout_s: float = 120.0,
         max_tokens: int | None = None,
         sampler: Callable[..., Any] | None = None,
@@ -51,6 +56,7 @@ class MLXLLM(StructuredLLM):
         super().__init__(breaker=breaker)
         self.model_path = check_model_dir(model_path, "mlx llm")
         self.timeout_s = timeout_s
+        self.calls = calls
         self.max_tokens = max_tokens
         self._sampler = sampler  # tests inject a scripted sampler; default: greedy / temperature sampling
         self._model: Any = None
@@ -94,6 +100,6 @@ class MLXLLM(StructuredLLM):
         self, task: Task[Any, Any], messages: list[dict[str, str]], schema: dict[str, Any]
     ) -> str:
         try:
-            return await asyncio.wait_for(asyncio.to_thread(self._generate, task, messages), self.timeout_s)
+            return await asyncio.wait_for(self.calls.run(self._generate, task, messages), self.timeout_s)
         except TimeoutError as exc:
             raise ModelError(f"mlx generation exceeded {self.timeout_s:g}s") from exc

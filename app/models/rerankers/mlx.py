@@ -1,7 +1,9 @@
 """``mlx``: a cross-encoder (BERT/RoBERTa + classification head) from a local directory, run in MLX.
 
 Scores are the raw logit of the single label (or of the last label for two-label heads: "relevant"). On Linux
-CPU this is slow (see DESIGN.md 4); it is the Apple-silicon path. Behind the circuit breaker.
+CPU this is slow (see DESIGN.md 4); it is the Apple-silicon path. Behind the circuit breaker; the scoring runs in
+the service's model pool (``calls``: :class:`~app.models.calls.ModelCalls`), never on the event loop and never in
+a thread of asyncio's own unsized executor.
 """
 
 from __future__ import annotations
@@ -10,17 +12,22 @@ import asyncio
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from app.models.base import Reranker
 from app.models.breaker import CircuitBreaker
 
+if TYPE_CHECKING:
+    from app.models.calls import ModelCalls
+
 
 class MLXCrossEncoder(Reranker):
     batch_size = 16
 
-    def __init__(self, model_path: Path, *, breaker: CircuitBreaker, timeout_s: float = 30.0) -> None:
+    def __init__(self, model_path: Path, *, breaker: CircuitBreaker, calls: ModelCalls,
+                 timeout_s: float = 30.0) -> None:
         from app.models import mlx_bert
         from app.models.llms.mlx import check_model_dir
 
@@ -32,6 +39,7 @@ class MLXCrossEncoder(Reranker):
         self.name = f"mlx:{self.path.name}"
         self.breaker = breaker
         self.timeout_s = timeout_s
+        self.calls = calls
         self._lock = threading.Lock()
 
     def score_sync(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -55,4 +63,4 @@ class MLXCrossEncoder(Reranker):
         if not texts:
             return []
         with self.breaker.guard():
-            return await asyncio.wait_for(asyncio.to_thread(self.score_sync, query, texts), self.timeout_s)
+            return await asyncio.wait_for(self.calls.run(self.score_sync, query, texts), self.timeout_s)

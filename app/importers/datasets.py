@@ -1,4 +1,7 @@
-"""Loaders for the evaluation sets (``../shared/eval``; formats in its README), any split, by path.
+"""Loaders for the public conversation sets LoCoMo and LongMemEval, any split, by path (formats: the sets' README).
+
+Production code: ``memvault import`` reads these files (app/importers/benchsets.py), and the benchmarks
+(``app/bench``) read them through here too; production code never imports the benchmarks.
 
 - LongMemEval: a JSON list (plain or gzip) of questions, each with its own haystack of dated sessions.
 - LoCoMo: a JSON list of conversations; ``conversation`` holds ``session_N`` turn lists beside their
