@@ -67,6 +67,10 @@ def _parser(*modules) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["hook"]:  # a process per prompt: the thin entry, standard library only (its own parser)
+        from app.interfaces import hook_client
+
+        return hook_client.main(words[1:])
     agent = bool(words) and words[0] in _AGENT_COMMANDS
     args = (agent_parser() if agent else build_parser()).parse_args(argv)
     if not agent:  # mcp and hook act as their API key

@@ -20,6 +20,11 @@ awaitables of the same models). Both resend a request the service answered 503 (
 its ``Retry-After``, up to ``retries`` times; writes carry an ``Idempotency-Key``, so a resent write is applied once.
 An error answer raises the service's own error class (``app.errors``: ``NotFound``, ``InvalidInput``...) with the
 API's ``detail`` and ``hint``.
+
+Read-your-writes with hot standbys (``MEMVAULT_REPLICA_URLS``): a write's answer carries the WAL position of its
+commit (``X-Memvault-LSN``); each client remembers the highest it was handed and sends it back on every request
+after, so a read is served by a standby only once that standby has replayed this client's writes (else by the
+primary). Another client instance (another process) has positions of its own.
 """
 
 from __future__ import annotations
@@ -37,7 +42,17 @@ import httpx
 from pydantic import BaseModel
 
 from app import errors
-from app.api.schemas import EntityItem, MemoryItem, Neighbourhood, Page, SessionItem, TurnItem, VaultCreate, VaultOut
+from app.api.schemas import (
+    EntityItem,
+    MemoryItem,
+    Neighbourhood,
+    Page,
+    SessionItem,
+    TurnItem,
+    VaultCreate,
+    VaultOut,
+)
+from app.lsn import LSN_HEADER, HighestLSN, format_lsn
 from app.read.schemas import RecallIn, RecallOut
 from app.write.schemas import (
     CloseOut,
@@ -54,10 +69,7 @@ from app.write.schemas import (
 
 T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8420"
-_ERRORS: dict[int, type[errors.MemvaultError]] = {
-    401: errors.Unauthorized, 403: errors.Forbidden, 404: errors.NotFound, 409: errors.Conflict, 410: errors.Gone,
-    413: errors.PayloadTooLarge, 400: errors.InvalidInput, 422: errors.InvalidInput,
-    503: errors.DatabaseUnavailable}
+
 
 
 class ServiceError(errors.MemvaultError):
@@ -104,12 +116,15 @@ class _Core:
         self.key = key
         self.retries = retries
         self.max_wait = max_wait
+        self.lsn = HighestLSN()  # of this client's writes: sent back so that a standby serves only what saw them
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.key}"} if self.key else {}
 
     def request(self, http: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.Request:
-        headers = {"Idempotency-Key": call.idempotency_key} if call.idempotency_key else {}
+        headers = self.lsn.headers()
+        if call.idempotency_key:
+            headers["Idempotency-Key"] = call.idempotency_key
         content = call.body.model_dump_json(exclude_unset=True).encode() if call.body is not None else None
         if content is not None:
             headers["Content-Type"] = "application/json"
@@ -131,6 +146,7 @@ class _Core:
         return min(max(seconds, 0.0), self.max_wait)
 
     def result(self, call: Call[T], response: httpx.Response) -> T:
+        self.lsn.saw(response.headers.get(LSN_HEADER))
         if response.is_success:
             return call.read(response)
         try:
@@ -140,7 +156,7 @@ class _Core:
         detail = body.get("detail") if isinstance(body, dict) else None
         hint = body.get("hint") if isinstance(body, dict) else None
         message = f"{detail or response.reason_phrase} ({response.status_code} on {call.method} {call.path})"
-        kind = _ERRORS.get(response.status_code)
+        kind = errors.BY_STATUS.get(response.status_code)
         if kind is errors.InvalidInput:
             raise errors.InvalidInput(message, hint=hint, fields=body.get("fields") if isinstance(body, dict) else None)
         if kind is not None:
@@ -152,8 +168,17 @@ class _Operations:
     """Every operation of the API, once. ``_send`` is the client's: it returns the answer (``MemVault``) or an
     awaitable of it (``AsyncMemVault``)."""
 
+    _core: _Core
+
     def _send(self, call: Call[T]) -> T:
         raise NotImplementedError
+
+    @property
+    def lsn(self) -> str | None:
+        """The highest WAL position this client's writes were answered with (``X-Memvault-LSN``; None before the
+        first, or when the service has no standbys): sent back with each request."""
+        value = self._core.lsn.value
+        return None if value is None else format_lsn(value)
 
     # vaults
     def create_vault(self, name: str) -> VaultOut:

@@ -125,3 +125,9 @@ class CircuitOpen(ModelError):
     """The circuit breaker is open: the backend is skipped without being called."""
 
     status = 503
+
+
+# The error an HTTP status of the API stands for, on the client's side (app.client, the hook's thin client).
+BY_STATUS: dict[int, type[MemvaultError]] = {
+    401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict, 410: Gone, 413: PayloadTooLarge,
+    400: InvalidInput, 422: InvalidInput, 503: DatabaseUnavailable}

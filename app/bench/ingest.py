@@ -66,6 +66,10 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                    help="--memories: write each memory's decision and target (the memory that made it) here")
     p.add_argument("--compare-decisions", dest="compare_decisions", type=Path,
                    help="--memories: count the memories whose decision or target differs from a saved run's")
+    p.add_argument("--save-rows", dest="save_rows", type=Path,
+                   help="api path: write what the vault stores (every memory: kind, category, text, session, "
+                        "times, what superseded it, a digest of its vector; no ids) here, sorted, before the "
+                        "vault is dropped: two runs that store the same rows write the same file")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
     p.set_defaults(func=handler)
 
@@ -97,7 +101,7 @@ def handler(args: argparse.Namespace) -> int:
         out: dict[str, Any] = {}
         if args.path in ("api", "both"):
             out["api"] = await run_ingest(services, sessions, close_sessions=args.close_sessions,
-                                          in_flight=args.in_flight)
+                                          in_flight=args.in_flight, save_rows=args.save_rows)
         if args.path in ("bulk", "both"):
             mirror = _mirror_config(args)
             out["bulk"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=False, mirror=mirror)
@@ -196,6 +200,23 @@ def _api_tracks(services: Services) -> tuple[Any, Any, Any, Any, Any]:
     return clock, close_clock, track, SessionTrack(services, clock=close_clock), CpuMeter(services.db)
 
 
+# What a vault stores, without ids (they depend on the order of concurrent writers): each memory's kind,
+# category, text, session, valid and transaction times, the text of what superseded it, a digest of its vector.
+_STORED_ROWS = """
+SELECT b.kind, b.category, b.content, b.session_id, b.source_kind, b.confidence::text AS confidence,
+       b.valid_at, b.invalid_at IS NOT NULL AS invalid, b.retracted_at IS NOT NULL AS retracted,
+       s.content AS superseded_by, md5(b.embedding::text) AS vector, b.token_count, b.fingerprint
+  FROM memvault.block b LEFT JOIN memvault.block s ON s.id = b.superseded_by AND s.vault_id = b.vault_id
+ WHERE b.vault_id = %s
+"""
+
+
+async def stored_rows(services: Services, vault: Any, path: Path) -> None:
+    rows = await services.db.fetchall(_STORED_ROWS, (vault.id,), vault_id=vault.id)
+    lines = sorted(json.dumps(r, default=str, sort_keys=True, ensure_ascii=False) for r in rows)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def _turns_in(s: Session) -> list[Any]:
     """A benchmark session's turns as the write track takes them, dated by their session."""
     from app.write.sessions import TurnIn
@@ -204,14 +225,15 @@ def _turns_in(s: Session) -> list[Any]:
 
 
 async def run_ingest(services: Services, sessions: list[Session], *, close_sessions: bool = True,
-                     show_progress: bool = True, in_flight: int = 1) -> dict[str, Any]:
+                     show_progress: bool = True, in_flight: int = 1, save_rows: Path | None = None
+                     ) -> dict[str, Any]:
     """The API path: one append_turns call per session, then its close. ``in_flight`` > 1: that many sessions
     are written at once (every append first, then every close, each phase timed on the wall clock). The vault's
     HNSW index is built when it crosses its size, as the worker's minute job would (untimed on the sequential
     path; without it, Dedup scans a vault of 9,000 blocks exactly at every call)."""
     if in_flight > 1:
         return await _run_ingest_concurrent(services, sessions, close_sessions=close_sessions,
-                                            show_progress=show_progress, in_flight=in_flight)
+                                            show_progress=show_progress, in_flight=in_flight, save_rows=save_rows)
     from app.bench.runtime import progress, scratch_vault
     from app.db.ann_index import ensure
 
@@ -237,6 +259,8 @@ async def run_ingest(services: Services, sessions: list[Session], *, close_sessi
                 await ensure(services.db, vault.id)  # the worker's minute job: the vault's index at 5,000 blocks
                 if bar is not None:
                     bar.update(len(s.turns))
+            if save_rows is not None:
+                await stored_rows(services, vault, save_rows)
     finally:
         if bar is not None:
             bar.close()
@@ -247,7 +271,8 @@ async def run_ingest(services: Services, sessions: list[Session], *, close_sessi
 
 
 async def _run_ingest_concurrent(services: Services, sessions: list[Session], *, close_sessions: bool,
-                                 show_progress: bool, in_flight: int) -> dict[str, Any]:
+                                 show_progress: bool, in_flight: int, save_rows: Path | None = None
+                                 ) -> dict[str, Any]:
     import asyncio
 
     from app.bench.runtime import progress, scratch_vault
@@ -286,6 +311,8 @@ async def _run_ingest_concurrent(services: Services, sessions: list[Session], *,
                 if close_sessions:
                     await asyncio.gather(*(close(vault, s) for s in sessions))
                 close_s = time.perf_counter() - t1
+            if save_rows is not None:
+                await stored_rows(services, vault, save_rows)
     finally:
         if bar is not None:
             bar.close()

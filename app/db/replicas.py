@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,25 +29,11 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from app.db.connector import Database, redact, scope, translate
 from app.db.queries import Q
-from app.errors import InvalidInput
+from app.lsn import LSN_HEADER, format_lsn, parse_lsn
 
 log = logging.getLogger(__name__)
 
-LSN_HEADER = "X-Memvault-LSN"
-_LSN = re.compile(r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$")
-
-
-def parse_lsn(text: str) -> int:
-    """A PostgreSQL WAL position (``16/B374D848``) as a number; InvalidInput (a 400) if it is not one."""
-    m = _LSN.match(text.strip())
-    if m is None:
-        raise InvalidInput(f"{LSN_HEADER}: {text[:40]!r} is not a WAL position",
-                           hint="send back a write's X-Memvault-LSN header as it came (e.g. 0/3000148)")
-    return (int(m.group(1), 16) << 32) | int(m.group(2), 16)
-
-
-def format_lsn(value: int) -> str:
-    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
+__all__ = ["LSN_HEADER", "ReplicaSet", "StandbyDatabase", "StandbyState", "format_lsn", "parse_lsn"]
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.interfaces.hooks import EVENTS
+from app.interfaces import hook_client
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -20,38 +20,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_mcp)
 
     p = sub.add_parser("hook", help="a Claude Code hook: reads the event's JSON on stdin (see the README)")
-    p.add_argument("event", choices=EVENTS)
-    p.add_argument("--vault", metavar="NAME", required=True, help="the vault; created if it does not exist")
-    p.add_argument("--key", metavar="KEY", help="memvault API key with scope write (default MEMVAULT_API_KEY)")
-    p.add_argument("--token-budget", type=int, default=1000,
-                   help="cl100k tokens of memories handed to the model per prompt (default 1000)")
-    p.add_argument("--url", default=None, help="the running service (default MEMVAULT_API_URL, else "
-                                               "http://127.0.0.1:MEMVAULT_PORT); none there: the work is done here")
+    hook_client.add_arguments(p)
     p.set_defaults(func=_hook)
-
-
-async def open_vault_as(services, key: str | None, vault: str | None, scope: str):
-    """The key's principal (the actor of everything after), and ``vault`` opened for ``scope`` (created when
-    missing, which takes a key for every vault); None when no vault is named and the key is not bound to one."""
-    from app.auth import authenticate
-    from app.db.connector import act_as
-    from app.errors import NotFound, Unauthorized
-    from app.vaults import create_vault, get_vault
-
-    if not key:
-        raise Unauthorized("an API key is required", hint="set MEMVAULT_API_KEY or pass --key; create one with "
-                                                         "`memvault key create --scope write`")
-    principal = await authenticate(services.db, key, services.verified_secrets)
-    act_as(principal.actor)
-    vault = vault or principal.vault_name
-    if vault is None:
-        return principal, None
-    principal.require(vault, scope)
-    try:
-        return principal, await get_vault(services.db, vault)
-    except NotFound:
-        principal.require(None, "write")
-        return principal, await create_vault(services.db, vault)
 
 
 def _key(args: argparse.Namespace) -> str | None:
@@ -116,6 +86,7 @@ def _mcp(args: argparse.Namespace) -> int:
     async def _stdio_tools(key: str | None, vault_name: str | None):
         # The imports and the embedder's load happen in a thread, so the protocol is answered meanwhile.
         models = await asyncio.to_thread(_load_models)
+        from app.interfaces.access import open_vault_as
         from app.services import Services, database_url, service_url
 
         # As the API: logged in as the service's role (memvault_service), the owner only for index DDL.
@@ -169,72 +140,12 @@ async def _ensure_vault(services, name: str) -> None:
         await create_vault(services.db, name)
 
 
-def api_url(args: argparse.Namespace) -> str:
-    from app.settings import get_settings
-
-    settings = get_settings()
-    if args.url or settings.api_url:
-        return args.url or settings.api_url
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-    return f"http://{host}:{settings.port}"
+def _hook(args: argparse.Namespace) -> int:
+    """``memvault hook`` reached through the full parser (``app.cli`` normally hands it to the thin entry first)."""
+    return hook_client.run(args)
 
 
 def _hook(args: argparse.Namespace) -> int:
-    """Over HTTP to the running service when one answers (the hook's process loads no model: ~0.3-0.45 s of CPU
-    here, Python's start and imports), in this process otherwise (the embedder's load: seconds)."""
-    import asyncio
-    import contextlib
-    import sys
+    """``memvault hook`` reached through the full parser (``app.cli`` normally hands it to the thin entry first)."""
+    return hook_client.run(args)
 
-    import httpx
-
-    from app.errors import InvalidInput, MemvaultError
-    from app.interfaces.hooks import HookInput
-
-    out = sys.stdout
-    try:
-        if args.token_budget < 1:
-            raise InvalidInput(f"--token-budget must be at least 1, got {args.token_budget}")
-        data = HookInput.parse(sys.stdin.read())
-    except MemvaultError as exc:  # exit 1, never 2: Claude Code blocks the prompt on exit code 2
-        print(f"memvault: {exc}", file=sys.stderr)
-        return 1
-    key = _key(args)
-
-    async def over_http() -> str | None:
-        from app.client import AsyncMemVault
-        from app.errors import Unauthorized
-        from app.interfaces.hooks import ServiceVault, handle
-
-        if not key:
-            raise Unauthorized("an API key is required", hint="set MEMVAULT_API_KEY or pass --key; create one "
-                                                             "with `memvault key create --scope write`")
-        async with AsyncMemVault(api_url(args), key, timeout=10, retries=1, max_wait=2) as client:
-            return await handle(ServiceVault(client, args.vault), args.event, data, token_budget=args.token_budget)
-
-    async def in_process() -> str | None:
-        from app.interfaces.hooks import run_hook
-        from app.services import Services
-
-        services = await Services.start()
-        try:
-            _, vault = await open_vault_as(services, key, args.vault, "write")
-            return await run_hook(services, vault, args.event, data, token_budget=args.token_budget)
-        finally:
-            await services.close()
-
-    try:
-        with contextlib.redirect_stdout(sys.stderr):  # only the hook's answer goes to stdout
-            try:
-                answer = asyncio.run(over_http())
-            except httpx.ConnectError:  # no service there: nothing was sent, do the work here
-                answer = asyncio.run(in_process())
-    except MemvaultError as exc:
-        print(f"memvault: {exc}", file=sys.stderr)
-        return 1
-    except httpx.HTTPError as exc:
-        print(f"memvault: the service at {api_url(args)} failed: {exc}", file=sys.stderr)
-        return 1
-    if answer:
-        print(answer, file=out)
-    return 0

@@ -15,23 +15,23 @@ Code session:
 A hook never blocks the agent: it exits 0 with nothing on stdout when there is nothing to add, and a failure is a
 message on stderr with exit code 1 (Claude Code shows it and goes on); only exit code 2 would block a prompt.
 
-A hook is a new process per event: it asks the running service over HTTP (``ServiceVault``, through
-``app.client``; the service at MEMVAULT_API_URL, by default http://127.0.0.1:<port>) and loads no model itself; only
-when nothing answers there does it do the work in its own process (``InProcessVault``: the embedder's load, seconds).
+A hook is a new process per event: it asks the running service over HTTP (``ServiceVault`` in
+``app.interfaces.hook_client``, an entry that imports the standard library only; the service at MEMVAULT_API_URL,
+by default http://127.0.0.1:<port>) and loads no model itself; only when nothing answers there does it do the work in
+its own process (``InProcessVault``: the embedder's load, seconds). Either way the recall is a fast-thinking one.
+This module imports the standard library only (and app.errors), for the thin entry's sake.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from app.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from app.client import AsyncMemVault
     from app.services import Services
     from app.vaults import Vault
 
@@ -43,8 +43,7 @@ START_HEADER = ("Long-term memories about this project (memvault, vault {vault})
 START_QUERY = "{project}: decisions, preferences, constraints, open questions and action items"
 
 
-@dataclass(frozen=True, slots=True)
-class HookInput:
+class HookInput(NamedTuple):  # not a dataclass: dataclasses imports inspect, ~10-20 ms of a hook's start
     session_id: str
     prompt: str | None
     transcript_path: str | None
@@ -71,9 +70,9 @@ def _text(value: Any) -> str | None:
 
 
 class HookVault(Protocol):
-    """What a hook does with its vault: recall as text, record a turn, close a session. ``InProcessVault`` does it
-    with the tracks in this process; ``ServiceVault`` asks the running service over HTTP (no model in the hook's
-    process)."""
+    """What a hook does with its vault: recall as text (fast thinking: a prompt waits for it), record a turn, close
+    a session. ``InProcessVault`` does it with the tracks in this process; ``ServiceVault``
+    (app/interfaces/hook_client.py) asks the running service over HTTP (no model in the hook's process)."""
 
     name: str
 
@@ -85,6 +84,28 @@ class HookVault(Protocol):
         """Close the session's open segment, if it has one (the worker's idle close may have done it)."""
 
 
+def hook_in_process(vault_name: str, event: str, data: HookInput, key: str, *, token_budget: int) -> str | None:
+    """The hook's work in this process, when no service answers (the embedder's load: seconds); stdout carries
+    only the hook's answer."""
+    import asyncio
+    import contextlib
+    import sys
+
+    from app.interfaces.access import open_vault_as
+    from app.services import Services
+
+    async def in_process() -> str | None:
+        services = await Services.start()
+        try:
+            _, vault = await open_vault_as(services, key, vault_name, "write")
+            return await run_hook(services, vault, event, data, token_budget=token_budget)
+        finally:
+            await services.close()
+
+    with contextlib.redirect_stdout(sys.stderr):
+        return asyncio.run(in_process())
+
+
 async def run_hook(services: Services, vault: Vault, event: str, data: HookInput, *, token_budget: int) -> str | None:
     """What the hook prints on stdout (None: nothing), with the tracks of this process."""
     return await handle(InProcessVault(services, vault), event, data, token_budget=token_budget)
@@ -94,7 +115,7 @@ async def handle(vault: HookVault, event: str, data: HookInput, *, token_budget:
     """What the hook prints on stdout (None: nothing)."""
     now = datetime.now(UTC)
     if event == "session-start":
-        project = Path(data.cwd).name if data.cwd else "this project"
+        project = os.path.basename(os.path.normpath(data.cwd)) if data.cwd else "this project"
         context = await _recall_context(vault, START_QUERY.format(project=project or "this project"),
                                         token_budget, header=START_HEADER)
         if context is None:
@@ -111,7 +132,7 @@ async def handle(vault: HookVault, event: str, data: HookInput, *, token_budget:
         return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
                           ensure_ascii=False)
     if event == "stop":
-        answer = data.last_assistant_message or (last_answer(Path(data.transcript_path))
+        answer = data.last_assistant_message or (last_answer(data.transcript_path)
                                                   if data.transcript_path else None)
         if answer:
             await vault.record(data.session_id, "assistant", answer, now)
@@ -138,8 +159,8 @@ class InProcessVault:
         from app.read.config import RecallOptions
         from app.read.recall import recall
 
-        result = await recall(self.services, self.vault, query, RecallOptions(format="text",
-                                                                              token_budget=token_budget))
+        options = RecallOptions(format="text", token_budget=token_budget, thinking="fast")
+        result = await recall(self.services, self.vault, query, options)
         return result.render()["text"]
 
     async def record(self, session_id: str, role: str, content: str, said_at: datetime) -> None:
@@ -151,49 +172,13 @@ class InProcessVault:
         await self.services.sessions.close_pending(self.vault, session_id)
 
 
-class ServiceVault:
-    """The vault through the running service's API (``app.client``); created there on first use when missing,
-    as the in-process hook creates it (which takes a key for every vault)."""
-
-    def __init__(self, client: AsyncMemVault, name: str) -> None:
-        self.client = client
-        self.name = name
-
-    async def _created(self, call):
-        from app.errors import NotFound
-
-        try:
-            return await call()
-        except NotFound as exc:
-            if "unknown vault" not in exc.message:
-                raise
-            await self.client.create_vault(self.name)
-            return await call()
-
-    async def recall_text(self, query: str, token_budget: int) -> str:
-        out = await self._created(lambda: self.client.recall(self.name, query, format="text",
-                                                             token_budget=token_budget))
-        return out.text or ""
-
-    async def record(self, session_id: str, role: str, content: str, said_at: datetime) -> None:
-        turn = {"role": role, "content": content, "said_at": said_at}
-        await self._created(lambda: self.client.append_turns(self.name, session_id, [turn]))
-
-    async def close(self, session_id: str) -> None:
-        from app.errors import Conflict, NotFound
-
-        try:
-            await self.client.close_session(self.name, session_id)
-        except (Conflict, NotFound):  # already closed (the worker's idle close), or nothing was recorded
-            pass
-
-
-def last_answer(transcript: Path) -> str | None:
+def last_answer(transcript: str | os.PathLike[str]) -> str | None:
     """The text of the assistant's last answer in a Claude Code transcript (JSON lines): the assistant's text
     blocks after the last prompt the user typed (tool results do not count as prompts). None when there is none
     or the file cannot be read."""
     try:
-        lines = transcript.read_text(encoding="utf-8").splitlines()
+        with open(transcript, encoding="utf-8") as f:
+            lines = f.read().splitlines()
     except OSError:
         return None
     texts: list[str] = []

@@ -42,6 +42,10 @@ class Embedder(abc.ABC):
     name: str
     dim: int
     batch_size: int = 32
+    # A text embeds in this process in milliseconds (no network, no slow backend): the write track may then embed
+    # a MERGE's new text while it holds the vault's write lock instead of rolling back to embed it outside
+    # (app/write/serial.py). Off by default: a model-backed or remote embedder is asked with no transaction open.
+    instant: bool = False
 
     @abc.abstractmethod
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:

@@ -134,7 +134,7 @@ class WriteTrack:
                      mirror: VectorMirror | None = None) -> T:
         """``work`` (which decides ``prepared`` on the answers it is given, then applies them) in one transaction
         holding the vault's write lock; the model calls Dedup needs are made outside it (app/write/serial.py)."""
-        answers = ModelAnswers(self.dedup, self._embed)
+        answers = ModelAnswers(self.dedup, self._embed, instant_embed=self.services.embedder.instant)
 
         async def rehearse() -> None:
             await self.decide(vault, prepared, None, mirror, answers=answers.outside(), rehearsal=True)

@@ -21,7 +21,10 @@ transaction opens. Dedup's question to the LLM (``resolve_conflict``, the uncert
 depend on the candidates read under the lock, so they cannot all be known before it: the transaction decides with
 the answers it holds (:class:`ModelAnswers`); an item that needs one it lacks raises :class:`NeedModels`, the
 transaction rolls back, the answer is got with no transaction open, and the write runs again (the heuristic
-LLM, rules without a model or I/O, is the one exception: ``LLM.instant``, asked where it is needed). The first time, the
+LLM, rules without a model or I/O, is one exception: ``LLM.instant``, asked where it is needed; an ``Embedder.instant``,
+one in this process that embeds a text in milliseconds, is the other: a MERGE's text is embedded in place, through
+the model seam, where the rollback, the rehearsal and the second transaction it saves cost more than the embedding:
+~0.5 ms of database CPU a turn of a session close, measured). The first time, the
 whole batch is rehearsed outside the lock (its candidates read as the vault is now, every question asked), so a
 batch of many uncertain items costs one retry, not one per item. A :class:`~app.errors.StaleWrite` (a MERGE or
 SUPERSEDE target changed by a writer that takes no lock: a dream, an edit, a deletion) reruns the write too.
@@ -64,17 +67,18 @@ class ModelAnswers:
     asked there and then."""
 
     def __init__(self, dedup: Dedup, embed: Callable[[list[str]], Awaitable[np.ndarray]], *,
-                 asking: bool = False) -> None:
+                 asking: bool = False, instant_embed: bool = False) -> None:
         self.dedup = dedup
         self.embed = embed  # the embedder's embed_documents, through the model seam (app/models/calls.py)
         self.asking = asking
+        self.instant_embed = instant_embed  # the embedder is ``instant``: a merged text is embedded in place
         self.conflicts: dict[str, ResolveConflictOutput] = {}
         self.vectors: dict[str, np.ndarray] = {}
         self.asked = 0  # model calls made (for tests and timing)
 
     def outside(self) -> ModelAnswers:
         """The same answers, asking the models on a miss (for a rehearsal outside the lock)."""
-        other = ModelAnswers(self.dedup, self.embed, asking=True)
+        other = ModelAnswers(self.dedup, self.embed, asking=True, instant_embed=self.instant_embed)
         other.conflicts, other.vectors = self.conflicts, self.vectors
         return other
 
@@ -90,7 +94,7 @@ class ModelAnswers:
     async def vector(self, text: str) -> np.ndarray:
         hit = self.vectors.get(text)
         if hit is None:
-            if not self.asking:
+            if not (self.asking or self.instant_embed):
                 raise NeedModels(text=text)
             [hit] = await self.embed([text])
             self.vectors[text] = hit

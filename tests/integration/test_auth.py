@@ -198,7 +198,7 @@ async def test_a_second_database_gets_a_key_file_of_its_own(services, tmp_path) 
 
 
 async def test_mcp_and_hooks_act_with_a_key(services, vault) -> None:
-    from app.interfaces.commands import open_vault_as
+    from app.interfaces.access import open_vault_as
     from app.interfaces.mcp import MemvaultTools
 
     with pytest.raises(Unauthorized, match="MEMVAULT_API_KEY"):

@@ -4,7 +4,8 @@ and a streaming standby of it made by `memvault db replica add` (pg_basebackup -
 Checked: a recall on the standby equals the primary's; a write's X-Memvault-LSN sent back makes the next read see
 the write; a position no standby has replayed is served by the primary; the recall log of a standby-served recall
 lands on the primary; the AGE graph and a vault's own HNSW index work on the standby; with the standby stopped,
-recall still answers (and /health says it is down)."""
+recall still answers (and /health says it is down); the Python client and a hook process send their writes'
+position back by themselves, so they read their writes while the standby's replay is paused."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -166,6 +169,111 @@ async def test_a_write_then_a_recall_with_its_position_sees_the_write(api) -> No
     for bad in ("yesterday", "1/2/3", "G/0", "0/" + "F" * 9):
         r = await client.post("/v1/vaults/ryw/recall", json={"query": "spare key"}, headers={LSN_HEADER: bad})
         assert r.status_code == 422 and LSN_HEADER in r.json()["detail"], bad
+
+
+@asynccontextmanager
+async def replay_paused(standby_url: str) -> AsyncIterator[None]:
+    """The standby replays no WAL record past this point until the block ends (pg_wal_replay_pause)."""
+    async with await psycopg.AsyncConnection.connect(standby_url, autocommit=True) as conn:
+        await conn.execute("SELECT pg_wal_replay_pause()")
+        try:
+            # 'pause requested' already holds back the next record; 'paused' once the startup process sees it
+            state = (await (await conn.execute("SELECT pg_get_wal_replay_pause_state()")).fetchone())[0]
+            assert state in ("paused", "pause requested"), state
+            yield
+        finally:
+            await conn.execute("SELECT pg_wal_replay_resume()")
+
+
+class HeaderLog(httpx.AsyncBaseTransport):
+    """The app's ASGI transport, noting what each request sent as X-Memvault-LSN."""
+
+    def __init__(self, app) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+        self.sent: list[tuple[str, str | None]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append((f"{request.method} {request.url.path}", request.headers.get(LSN_HEADER)))
+        return await self.inner.handle_async_request(request)
+
+
+SPARE = "The spare key to the shed is taped under the third stair."
+
+
+async def test_the_python_client_reads_its_own_writes_while_the_standby_is_paused(api, pair) -> None:
+    from app.client import AsyncMemVault
+
+    client, svc = api
+    key = client.headers["Authorization"].split()[1]
+    log = HeaderLog(client.app)
+    async with AsyncMemVault("http://replicas.test", key, transport=log) as mv:
+        assert mv.lsn is None
+        await mv.create_vault("ryw-client")
+        created = mv.lsn
+        assert created is not None and log.sent == [("POST /v1/vaults", None)]
+        await _replayed(svc, created)  # the standby has the vault ...
+        async with replay_paused(pair["standby"]):  # ... and nothing after it
+            await mv.remember("ryw-client", SPARE)
+            assert parse_lsn(mv.lsn) > parse_lsn(created)
+            assert not await svc.replicas.standbys[0].replayed(parse_lsn(mv.lsn))
+            found = await mv.recall("ryw-client", "where is the spare key to the shed?")
+            assert log.sent[-1] == ("POST /v1/vaults/ryw-client/recall", mv.lsn)  # the position went back
+            assert SPARE in [c["text"] for c in found.cards]
+            assert isinstance(found.meta["recall_id"], int)  # served by the primary
+            listed = await mv.memories("ryw-client")
+            assert log.sent[-1][1] == mv.lsn and SPARE in [m.content for m in listed.items]
+            # a client that wrote nothing has no position to send: the standby serves it, without the write
+            async with AsyncMemVault("http://replicas.test", key, transport=HeaderLog(client.app)) as other:
+                stale = await other.recall("ryw-client", "where is the spare key to the shed?")
+                assert SPARE not in [c["text"] for c in stale.cards] and stale.meta["recall_id"] is None
+
+
+async def test_a_hook_process_reads_its_own_writes_while_the_standby_is_paused(api, pair) -> None:
+    """The hook's thin client (app/interfaces/hook_client.py, http.client on a real socket) within one process:
+    a turn recorded, then a recall that must see it."""
+    import socket
+    from datetime import UTC, datetime
+
+    import uvicorn
+
+    from app.interfaces.hook_client import HookHTTP, ServiceVault, run_sync
+
+    client, svc = api
+    key = client.headers["Authorization"].split()[1]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server = uvicorn.Server(uvicorn.Config(client.app, lifespan="off", log_level="warning"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            assert not serving.done()
+            await asyncio.sleep(0.05)
+        created = (await client.post("/v1/vaults", json={"name": "ryw-hook"})).headers[LSN_HEADER]
+        await _replayed(svc, created)
+
+        def hook_process(http: HookHTTP) -> tuple[int | None, str]:
+            vault = ServiceVault(http, "ryw-hook")
+            try:
+                run_sync(vault.record("cc-1", "user", SPARE, datetime.now(UTC)))
+                return http.lsn.value, run_sync(vault.recall_text("where is the spare key to the shed?", 500))
+            finally:
+                http.close()
+
+        async with replay_paused(pair["standby"]):
+            lsn, text = await asyncio.to_thread(hook_process, HookHTTP(base, key))
+            assert lsn is not None and not await svc.replicas.standbys[0].replayed(lsn)
+            assert "taped under the third stair" in text
+            # without the position (a process that wrote nothing), the paused standby answers: no such memory
+            fresh = HookHTTP(base, key)
+            stale = await asyncio.to_thread(
+                lambda: run_sync(ServiceVault(fresh, "ryw-hook").recall_text("where is the spare key?", 500)))
+            fresh.close()
+            assert "taped under the third stair" not in stale
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
 
 
 async def test_the_graph_and_a_vaults_hnsw_index_work_on_the_standby(api, pair) -> None:

@@ -176,6 +176,28 @@ async def test_no_connection_is_held_while_a_model_works(services, vault) -> Non
     assert watch.busy and set(watch.busy) == {0}, watch.busy
 
 
+async def test_an_instant_embedder_embeds_a_merge_in_place(services, vault, monkeypatch) -> None:
+    """With an ``instant`` embedder (the default, in this process) a MERGE's new text is embedded under the lock:
+    no rollback, no second transaction; the merged block's vector is the one the text embeds to, as when it is
+    embedded outside (test_no_connection_is_held_while_a_model_works)."""
+    from app.write.serial import ModelAnswers
+
+    assert services.embedder.instant
+
+    async def no_retry(self, need):
+        raise AssertionError(f"rolled back to ask outside the lock: {need}")
+
+    monkeypatch.setattr(ModelAnswers, "answer", no_retry)
+    track = WriteTrack(services)
+    await track.remember(vault, [item(0, "I like green tea")])
+    [merged] = await track.remember(vault, [item(1, "I like green tea, especially with jasmine")])
+    assert merged.decision == "MERGE"
+    row = await services.db.fetchone("SELECT content, embedding FROM memvault.block WHERE id = %s",
+                                     (merged.block_id,), vault_id=vault.id)
+    [expected] = services.embedder.embed_documents([row["content"]])
+    assert np.allclose(row["embedding"].to_numpy(), expected, atol=1e-6)
+
+
 async def test_a_target_changed_meanwhile_is_decided_again(services, vault, monkeypatch) -> None:
     """A MERGE whose target a writer without the lock (an edit, a deletion) retracted between Dedup's read and
     the apply: the revision finds no such row, and the write decides again (a CREATE) instead of merging into

