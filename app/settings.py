@@ -94,7 +94,7 @@ class Settings(BaseSettings):
                                   "and e5-onnx embedders runs its micro-batches on (2: both cores of the 2-core machine it is "
                                   "measured on; 1 when many worker processes share few cores).")
     model_cache_dir: Path = Field(default_factory=_default_cache_dir, description="Files built from installed "
-                                  "weights, once (the e5-onnx embedder's ONNX graph, ~25 MB, built in about a "
+                                  "weights, once (the e5-onnx embedder's ONNX graph, ~14 MB, built in about a "
                                   "second); safe to delete.")
     rail2_embedder: Rail2EmbedderName = Field(
         default="none",
