@@ -32,7 +32,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_migrate)
 
     p = sub.add_parser("reembed", help="move the database to another embedder (resumable; recall keeps working)")
-    p.add_argument("--to", required=True, metavar="NAME", help="embedder backend: use, e5, minilm-onnx, mlx, openai")
+    p.add_argument("--to", required=True, metavar="NAME", help="embedder backend: use, e5, e5-onnx, minilm-onnx, mlx, openai")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--abort", action="store_true", help="drop an unfinished move")
     p.set_defaults(func=_reembed)

@@ -12,14 +12,18 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # every process's log lines (serve, worker, mcp)
 
-EmbedderName = Literal["use", "e5", "minilm-onnx", "mlx", "openai", "hash"]
-Rail2EmbedderName = Literal["none", "use", "e5", "minilm-onnx", "hash"]
+EmbedderName = Literal["use", "e5", "e5-onnx", "minilm-onnx", "mlx", "openai", "hash"]
+Rail2EmbedderName = Literal["none", "use", "e5", "e5-onnx", "minilm-onnx", "hash"]
 RerankerName = Literal["none", "http", "mlx", "fitgate"]
 LLMName = Literal["heuristic", "openai", "mlx"]
 
 
 def _default_data_dir() -> Path:
     return Path.home() / ".local" / "share" / "memvault"
+
+
+def _default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "memvault"
 
 
 class Settings(BaseSettings):
@@ -87,8 +91,11 @@ class Settings(BaseSettings):
     embedder_max_retries: int = Field(default=2, description="Retries of the openai embedder (5xx, timeouts).")
     embedder_hash_dim: int = Field(default=256, description="Dimension of the hash embedder (unit tests only).")
     embedder_threads: int = Field(default=2, ge=1, le=64, description="Threads one embedding call of the use "
-                                  "embedder runs its micro-batches on (2: both cores of the 2-core machine it is "
+                                  "and e5-onnx embedders runs its micro-batches on (2: both cores of the 2-core machine it is "
                                   "measured on; 1 when many worker processes share few cores).")
+    model_cache_dir: Path = Field(default_factory=_default_cache_dir, description="Files built from installed "
+                                  "weights, once (the e5-onnx embedder's ONNX graph, ~14 MB, built in about a "
+                                  "second); safe to delete.")
     rail2_embedder: Rail2EmbedderName = Field(
         default="none",
         description="A second embedding model for a third RRF rail (app/read/rail2.py): the worker embeds each block "

@@ -1,8 +1,8 @@
 """``memvault bench ingest``: turns per second through the whole write track, and milliseconds per stage.
 
 Real conversational text: the turns of the LoCoMo and LongMemEval files in ``../shared/eval`` (paths can
-be given), replayed as sessions at their own dates into a fresh vault, with the default embedder and the
-heuristic LLM, every gate on, one writer process. Two paths, each into its own vault:
+be given), replayed as sessions at their own dates into a fresh vault, with the configured embedder
+(``MEMVAULT_EMBEDDER``, the default ``use`` when unset) and the heuristic LLM, every gate on, one writer process. Two paths, each into its own vault:
 
 - ``api``: what a client gets, one ``append_turns`` call per session (archive, chunking, normalize, NoiseFilter,
   InjectionGuard + PoisoningDetector, embed, Dedup, persist, commit), then the session's close (atomic units +
@@ -78,7 +78,9 @@ def handler(args: argparse.Namespace) -> int:
     from app.bench.runtime import run_bench, write_json
     from app.settings import get_settings
 
-    settings = get_settings().model_copy(update={"embedder": "use", "llm": "heuristic", "reranker": "none"})
+    # The configured embedder (the default unless MEMVAULT_EMBEDDER says otherwise: how another embedder's write
+    # throughput is measured), the offline LLM and no reranker.
+    settings = get_settings().model_copy(update={"llm": "heuristic", "reranker": "none"})
     if args.memories:
         from app.bench.corpus import corpus, texts
 

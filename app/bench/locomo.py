@@ -37,7 +37,7 @@ TEXT_METRIC = "text_recall@10"  # coverage by returned text alone, without prove
 KEYS = (*METRICS, TEXT_METRIC, "by_category", "questions", "tokens@10", "ingest_turns_per_s", "recall_p50_ms",
         "recall_p95_ms")
 RAILS_KS = (*KS, 50, 100, 300)  # --pipeline rails: @100 is a rail's candidate pool, @300 a fused one (up to 300)
-REF_ENCODERS = ("use", "e5", "minilm-onnx")
+REF_ENCODERS = ("use", "e5-onnx", "minilm-onnx")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 

