@@ -835,3 +835,7 @@ SELECT * FROM memvault.db_stats_v1() ORDER BY kind DESC, bytes DESC, name;
 -- upkeep_summary --
 -- app/api/health.py: vacuum and log partitions in a line
 SELECT * FROM memvault.upkeep_summary_v1();
+
+-- provenance_sources --
+-- app/read/provenance.py
+SELECT * FROM memvault.provenance_sources_v1(%s::bigint[], %s, %s, %s, %s, %s, %s);

@@ -35,6 +35,14 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--thinking", choices=("fast", "slow"),
                    help="force the read track's mode in both passes (default: its own choice per question); slow "
                         "reads the graph layers, the communities among them (GLOBAL)")
+    p.add_argument("--folds", action="store_true",
+                   help="LoCoMo: leave-one-conversation-out, before and after @10 per conversation (fold) and "
+                        "per category")
+    p.add_argument("--tune", metavar="LEVER=V1,V2,...",
+                   help="LoCoMo: candidate read settings (e.g. provenance.community_w=0,0.5; several levers "
+                        "joined by ';' give every combination; the current value first), each asked before and "
+                        "after the same dream; chosen on the other folds by recall@10 after the dream, reported "
+                        "on the held-out one (implies --folds)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result to this file")
     p.set_defaults(func=handler)
 
@@ -53,10 +61,20 @@ def handler(args: argparse.Namespace) -> int:
         from app.importers.datasets import load_locomo
 
         conversations = load_locomo(args.path, args.limit)
+        grid = None
+        if args.tune:
+            from app.bench.folds import read_settings
+
+            try:
+                grid = read_settings(args.tune)
+            except ValueError as exc:
+                raise SystemExit(f"bench dream: {exc}") from exc
 
         async def core(services: Services) -> dict:
-            return await run_locomo_dream(services, conversations, thinking=args.thinking)
+            return await run_locomo_dream(services, conversations, thinking=args.thinking, grid=grid)
     else:
+        if args.folds or args.tune:
+            raise SystemExit("bench dream: --folds and --tune are for LoCoMo files (one fold per conversation)")
         from app.importers.datasets import load_longmemeval
 
         types = None if args.types == "all" else set(args.types.split(","))
@@ -69,6 +87,9 @@ def handler(args: argparse.Namespace) -> int:
     result = run_bench(core)
     mode = f", thinking {args.thinking}" if args.thinking else ""
     print(format_table(result, title=f"dream over {args.path.name}{mode}{conditions_note(graph=True)}"))
+    if result["dataset"] == "locomo" and (args.folds or args.tune):
+        result.update(locomo_dream_folds(result, conversations))
+        print(format_folds(result))
     write_json(args.json_path, result)  # with the per-conversation / per-question details
     return 0
 
@@ -111,30 +132,37 @@ def _dream_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def run_locomo_dream(services: Services, conversations: list, *, thinking: str | None = None
-                           ) -> dict[str, Any]:
-    from app.bench.full import FullRecall
+async def run_locomo_dream(services: Services, conversations: list, *, thinking: str | None = None,
+                           grid: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Each conversation ingested, asked, dreamed, asked again; with ``grid`` (candidate ReadConfigs), every
+    setting asked in both passes on the same vault, and the first setting's numbers on top."""
+    from app.bench.full import FullRecall, grid_recalls
     from app.bench.harness import IngestStats, analyze_blocks, ingest_sessions
     from app.bench.locomo import ADVERSARIAL, ask_conversation, summarize
     from app.bench.runtime import scratch_vault
 
-    retriever = FullRecall(services, thinking, writeback=False)  # the questions of the first pass must not change the second
+    # Write-back off: the questions of the first pass must not change the second.
+    retrievers = grid_recalls(services, grid) if grid else {"default": FullRecall(services, thinking,
+                                                                                  writeback=False)}
     stats = IngestStats()
-    before: list[dict] = []
-    after: list[dict] = []
+    before: dict[str, list[dict]] = {name: [] for name in retrievers}
+    after: dict[str, list[dict]] = {name: [] for name in retrievers}
     dreams: list[dict] = []
     for conv in conversations:
         async with scratch_vault(services, "bench-dream") as vault:
             turn_ids = await ingest_sessions(services, vault, conv.sessions, close=True, stats=stats,
                                              graph=True)  # a dream reads the graph
             await analyze_blocks(services, [vault])
-            before += await ask_conversation(services, retriever, vault, conv, turn_ids)
+            for name, retriever in retrievers.items():
+                before[name] += await ask_conversation(services, retriever, vault, conv, turn_ids)
             run, seconds = await _dream(services, vault)
             dreams.append({"conversation": conv.id, **_dream_row(run, seconds)})
-            after += await ask_conversation(services, retriever, vault, conv, turn_ids)
-    b, a = summarize(before, stats), summarize(after, stats)
+            for name, retriever in retrievers.items():
+                after[name] += await ask_conversation(services, retriever, vault, conv, turn_ids)
+    first = next(iter(retrievers))
+    b, a = summarize(before[first], stats), summarize(after[first], stats)
     keep = ("recall@5", "recall@10", "recall@25", "text_recall@10")
-    multi_hop = [d for d in before if d["category"] == 1], [d for d in after if d["category"] == 1]
+    multi_hop = ([d for d in before[first] if d["category"] == 1], [d for d in after[first] if d["category"] == 1])
     return {
         "dataset": "locomo", **_dream_totals(dreams),
         "before": {k: b[k] for k in keep}, "after": {k: a[k] for k in keep},
@@ -142,8 +170,59 @@ async def run_locomo_dream(services: Services, conversations: list, *, thinking:
                          "after": round(mean(d["recall@10"] for d in multi_hop[1]), 4),
                          "questions": len(multi_hop[0])},
         "questions": b["questions"], "adversarial_left_out": ADVERSARIAL,
-        "details": dreams,
+        "details": dreams, "settings": list(retrievers),
+        "by_setting": {name: {"before": before[name], "after": after[name]} for name in retrievers},
     }
+
+
+def locomo_dream_folds(result: dict[str, Any], conversations: list) -> dict[str, Any]:
+    """Before and after @10 per conversation (fold) and per category, for every setting; with several settings,
+    each fold's setting chosen on the other folds by @10 after the dream (``cross_validate``), and the held-out
+    fold's before / after under it."""
+    from app.bench.folds import cross_validate
+    from app.bench.locomo import CATEGORY_NAMES, _objective, locomo_fold_spread, locomo_folds
+
+    folds = locomo_folds(conversations)
+    per_setting = {}
+    for name, sides in result["by_setting"].items():
+        per_setting[name] = {side: locomo_fold_spread(sides[side], folds)["folds"] for side in ("before", "after")}
+    out: dict[str, Any] = {"folds": per_setting, "category_names": {str(c): n for c, n in CATEGORY_NAMES.items()}}
+    if len(per_setting) > 1:
+        cv = cross_validate({n: s["after"] for n, s in result["by_setting"].items()}, folds,
+                            lambda d: d["conversation"], _objective)
+        held = []
+        for f, fold in zip(cv["folds"], folds, strict=True):
+            sides = result["by_setting"][f["chosen"]]
+            row = {"fold": fold.name, "chosen": f["chosen"]}
+            for side in ("before", "after"):
+                ds = [d for d in sides[side] if d["conversation"] in fold.test]
+                row[side] = round(_objective(ds), 4)
+            held.append(row)
+        out["cv"] = {**cv, "held_out": held}
+    return out
+
+
+def format_folds(result: dict[str, Any]) -> str:
+    names = result["category_names"]
+    lines = ["leave-one-conversation-out: recall@10 before -> after the dream, per fold (and per category)"]
+    for setting, sides in result["folds"].items():
+        lines.append(f"  {setting}")
+        for fb, fa in zip(sides["before"], sides["after"], strict=True):
+            cats = "  ".join(
+                f"{names.get(c, c)} {fb['by_category'].get(c, {}).get('recall@10', 0.0):.3f}->"
+                f"{fa['by_category'].get(c, {}).get('recall@10', 0.0):.3f}"
+                for c in sorted(fa["by_category"]) if c != "5")
+            lines.append(f"    {fb['fold']:<14} {fb['recall@10']:.3f} -> {fa['recall@10']:.3f} "
+                         f"({fa['recall@10'] - fb['recall@10']:+.3f})   {cats}")
+    if "cv" in result:
+        cv = result["cv"]
+        lines.append("  chosen on the other folds (by @10 after the dream), held-out fold before -> after:")
+        for row in cv["held_out"]:
+            lines.append(f"    {row['fold']:<14} {row['chosen']:<40} {row['before']:.3f} -> {row['after']:.3f} "
+                         f"({row['after'] - row['before']:+.3f})")
+        lines.append(f"  after the dream: cross-validated {cv['cross_validated']:.4f}, in-sample "
+                     f"{cv['in_sample']:.4f} ({cv['in_sample_setting']})")
+    return "\n".join(lines)
 
 
 def current_above_superseded(q: Any, ranked: list[str]) -> bool | None:

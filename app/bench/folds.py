@@ -142,22 +142,34 @@ def _value(text: str, like: Any) -> Any:
 
 def read_settings(spec: str) -> dict[str, Any]:
     """``section.field=v1,v2,...`` (or ``field=...`` of ReadConfig itself; ``scoring.X`` is the per-intent
-    ScoringConfig's field X, set for every intent) -> ``{"section.field=v": ReadConfig}`` in the order given."""
-    from app.read.config import ReadConfig, ScoringConfig
+    ScoringConfig's field X, set for every intent) -> ``{"section.field=v": ReadConfig}`` in the order given.
+    Several levers joined by ``;`` give every combination (the first of each first), named ``a=1;b=2``."""
+    from app.read.config import ReadConfig
+
+    out: dict[str, Any] = {"": ReadConfig()}
+    for part in (p.strip() for p in spec.split(";") if p.strip()):
+        out = {f"{name};{sub}" if name else sub: cfg
+               for name, base in out.items() for sub, cfg in _lever_settings(part, base).items()}
+    if not out or "" in out:
+        raise ValueError(f"--tune {spec!r}: no values")
+    return out
+
+
+def _lever_settings(spec: str, base: Any) -> dict[str, Any]:
+    from app.read.config import ScoringConfig
 
     lever, _, values = spec.partition("=")
     lever = lever.strip()
     if not values:
         raise ValueError(f"--tune {spec!r}: write section.field=v1,v2,...")
     section, _, name = lever.rpartition(".")
-    base = ReadConfig()
     out: dict[str, Any] = {}
     for raw in (v.strip() for v in values.split(",") if v.strip()):
         if section == "scoring":
             if name not in {f.name for f in fields(ScoringConfig)}:
                 raise ValueError(f"--tune: ScoringConfig has no field {name!r}")
             value = _value(raw, getattr(ScoringConfig(), name))
-            cfg = replace(base, scoring_overrides=((name, value),))
+            cfg = replace(base, scoring_overrides=(*base.scoring_overrides, (name, value)))
         elif section:
             part = getattr(base, section, None)
             if part is None or name not in {f.name for f in fields(part)}:

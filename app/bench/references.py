@@ -249,6 +249,11 @@ def rail_retrievers(services: Services, encoders: Sequence[str], *, writeback: b
     out["fusion-bm25"] = ProductRail(services, "both", bm25=True)
     out["pool+focus"] = PoolUnion(out["fusion"], out["dense-focus"])
     base = ReadConfig()
+    # Pseudo-relevance feedback on the sparse rail (its second pass fused as a rail of its own, weight 1): what
+    # it adds to the sparse rail's list and to the fused pool.
+    prf = replace(base.search, sparse_prf_w=1.0)
+    out["sparse+prf"] = ProductRail(services, "sparse", bm25=False, search=prf)
+    out["fusion+prf"] = ProductRail(services, "both", bm25=False, search=prf)
     for name, flag in (("full", False), ("full-bm25", True)):
         cfg = replace(base, search=replace(base.search, sparse_bm25=flag))
         out[name] = FullRecall(services, config=cfg, writeback=writeback)

@@ -85,6 +85,13 @@ class SearchConfig:
     # (0.928 -> 0.937 of the evidence) but @10 cross-validates at 0.808 as without it (0.25: 0.823 / 0.801 /
     # 0.816 per fold against 0.803 / 0.818 / 0.808; read-track-log.md round 10).
     focus_dense_w: float = 0.0
+    # Pseudo-relevance feedback on the sparse rail (fast_search_v1): the rare lexemes that two or more of the rail's
+    # sparse_prf_docs best blocks share join the query's terms (at sparse_prf_term_w x their idf) in a second
+    # pass, fused as a rail of its own at this weight; 0: off (no second pass).
+    sparse_prf_w: float = 0.0
+    sparse_prf_docs: int = 10
+    sparse_prf_terms: int = 5
+    sparse_prf_term_w: float = 0.5
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)
@@ -267,6 +274,26 @@ class HopConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ProvenanceConfig:
+    """ProvenanceExpansion (app/read/provenance.py): a session summary among the ``hits`` best candidates, and
+    the ``communities`` community summaries nearest the question (once the vault has dreamed), bring in the
+    ``per_source`` memories they were made from nearest the question."""
+
+    # Off: on the LoCoMo dev folds neither source helps @10 (docs/read-track-log.md round 11): session summaries'
+    # sources are mostly on the rails already and take places from other sessions (per fold, dreamed vaults,
+    # 0.810 / 0.805 / 0.815 -> 0.803 / 0.801 / 0.815 at 2 sources), and the dream's community summaries (6 a
+    # vault, over 0-15% of the turns with the offline extractor's graph) move nothing at weight 1.
+    enabled: bool = False
+    hits: int = 10
+    per_source: int = 2
+    decay: float = 0.8  # a session summary's source: the summary's base x decay
+    summary_w: float = 1.0  # the summary itself, once its sources are in: score x summary_w
+    community_w: float = 0.0  # a community summary's source: the best base x community_w x the summary's cosine
+    communities: int = 3
+    min_cosine: float = 0.3
+
+
+@dataclass(frozen=True, slots=True)
 class CurrentConfig:
     """CurrentFirst (app/read/current.py): for a question about how things stand now, a later restatement of a
     value (another session) is placed just above the earlier one."""
@@ -296,6 +323,7 @@ _BASE = ScoringConfig()
 # both, switched per call (RecallOptions.funnel) or by FunnelConfig.enabled.
 FAST_RECIPE: tuple[str, ...] = (
     "app.read.search:FastSearch",
+    "app.read.provenance:ProvenanceExpansion",
     "app.read.continuity:SessionContinuity",
     "app.read.hops:HopExpansion",
     "app.read.speaker:SpeakerMatch",
@@ -307,6 +335,7 @@ FAST_RECIPE: tuple[str, ...] = (
 )
 SLOW_RECIPE: tuple[str, ...] = (
     "app.read.search:FastSearch",
+    "app.read.provenance:ProvenanceExpansion",
     "app.read.continuity:SessionContinuity",
     "app.read.hops:HopExpansion",
     "app.read.funnel:MultiQuery",
@@ -347,6 +376,7 @@ class ReadConfig:
     spread: SpreadConfig = field(default_factory=SpreadConfig)
     hops: HopConfig = field(default_factory=HopConfig)
     current: CurrentConfig = field(default_factory=CurrentConfig)
+    provenance: ProvenanceConfig = field(default_factory=ProvenanceConfig)
     # ScoringConfig fields set over every intent's profile, as (name, value) pairs: how a benchmark's --tune
     # tries a scoring coefficient (app/bench/folds.py); empty in service.
     scoring_overrides: tuple[tuple[str, Any], ...] = ()

@@ -336,7 +336,8 @@ $$;
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
 -- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1);
 -- a second dense query's rail when qvec_focus (a vector of the main model, as text) is given, at weight
--- focus_dense_w 0.
+-- focus_dense_w 0; the sparse rail's pseudo-relevance feedback at weight sparse_prf_w 0 (sparse_prf_docs 10,
+-- sparse_prf_terms 5, sparse_prf_term_w 0.5; below).
 CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     p_qvec     vector,
     p_query    text,
@@ -380,6 +381,12 @@ DECLARE
     v_b        double precision := coalesce((p_cfg ->> 'sparse_b')::double precision, 0.75);
     v_lexemes  text[];
     v_avg_len  double precision;
+    v_prf_w    double precision := coalesce((p_cfg ->> 'sparse_prf_w')::double precision, 0);
+    v_prf      bigint[];
+    v_xterms   tsquery[];
+    v_xidf     double precision[];
+    v_xany     tsquery;
+    v_x        tsquery;
 BEGIN
     IF v_vault IS NULL THEN
         RAISE EXCEPTION 'fast_search_v1 needs a vault in scope (memvault.vault_id)' USING ERRCODE = 'MV422';
@@ -439,6 +446,46 @@ BEGIN
         END IF;
     END IF;
 
+    -- Pseudo-relevance feedback on the sparse rail (opt-in, sparse_prf_w > 0; idf-sum scoring only): the lexemes
+    -- that at least two of the rail's sparse_prf_docs (10) best blocks hold and the query does not, rare ones
+    -- (vault frequency at most sparse_max_freq) by count x idf, within sparse_single_budget estimated rows in
+    -- all, at most sparse_prf_terms (5) of them, join the query's terms at sparse_prf_term_w (0.5) x their idf in
+    -- a second pass over the first pass's matches and theirs; its ranking is a rail of its own at weight
+    -- sparse_prf_w.
+    IF v_prf_w > 0 AND NOT v_bm25 AND v_first IS NOT NULL AND coalesce(cardinality(v_sparse), 0) >= 2 THEN
+        WITH c AS MATERIALIZED (
+            SELECT l.lexeme, count(*) AS n
+            FROM memvault.block b CROSS JOIN unnest(tsvector_to_array(b.tsv)) AS l(lexeme)
+            WHERE b.vault_id = v_vault
+              AND b.id = ANY (v_sparse[1:coalesce((p_cfg ->> 'sparse_prf_docs')::integer, 10)])
+              AND l.lexeme <> ALL (tsvector_to_array(memvault.sparse_document_v1(p_query)))
+            GROUP BY l.lexeme HAVING count(*) >= 2
+        ), st AS (
+            SELECT c.lexeme, c.n, x.freq, x.est_rows, c.n * ln(1.0 / greatest(x.freq, 1e-9)) AS sc
+            FROM c JOIN memvault.lexeme_stats_v1(ARRAY(SELECT c.lexeme FROM c)) x ON x.lexeme = c.lexeme
+            WHERE x.freq <= coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1)
+        ), k AS (
+            SELECT st.*, sum(st.est_rows) OVER (ORDER BY st.sc DESC, st.lexeme) AS cum_rows,
+                   row_number() OVER (ORDER BY st.sc DESC, st.lexeme) AS rn
+            FROM st
+        )
+        SELECT array_agg(quote_literal(k.lexeme)::tsquery ORDER BY k.rn),
+               array_agg(coalesce((p_cfg ->> 'sparse_prf_term_w')::double precision, 0.5)
+                         * ln(1.0 / greatest(k.freq, 1e-9)) ORDER BY k.rn)
+        INTO v_xterms, v_xidf
+        FROM k
+        WHERE k.rn <= coalesce((p_cfg ->> 'sparse_prf_terms')::integer, 5)
+          AND k.cum_rows <= coalesce((p_cfg ->> 'sparse_single_budget')::double precision, 1000);
+        IF v_xterms IS NOT NULL THEN
+            v_xany := v_first;
+            FOREACH v_x IN ARRAY v_xterms LOOP
+                v_xany := v_xany || v_x;
+            END LOOP;
+            v_prf := memvault._sparse_rail_v1(v_vault, v_terms || v_xterms, v_idf || v_xidf, v_xany, v_as_of,
+                                              v_past, v_noise, v_sparse_n);
+        END IF;
+    END IF;
+
     -- The second dense rail (opt-in, app/read/rail2.py): the query's vector of the second model against the
     -- blocks the worker has embedded with that model, exactly (the column has no fixed dimension). In a small
     -- vault over all of them; in a large one over the two first rails' candidates only, which it re-ranks (an
@@ -470,13 +517,16 @@ BEGIN
          s AS (SELECT u.id, u.r::integer AS r FROM unnest(v_sparse) WITH ORDINALITY AS u(id, r)),
          r2 AS (SELECT u.id, u.r::integer AS r FROM unnest(v_rail2) WITH ORDINALITY AS u(id, r)),
          fo AS (SELECT u.id, u.r::integer AS r FROM unnest(v_focus) WITH ORDINALITY AS u(id, r)),
+         px AS (SELECT u.id, u.r::integer AS r FROM unnest(v_prf) WITH ORDINALITY AS u(id, r)),
          f AS (
-             SELECT coalesce(d.id, s.id, r2.id, fo.id) AS id,
+             SELECT coalesce(d.id, s.id, r2.id, fo.id, px.id) AS id,
                     coalesce(v_dw / (v_k + d.r), 0) + coalesce(v_sw / (v_k + s.r), 0)
-                        + coalesce(v_rw / (v_k + r2.r), 0) + coalesce(v_fw / (v_k + fo.r), 0) AS rrf,
+                        + coalesce(v_rw / (v_k + r2.r), 0) + coalesce(v_fw / (v_k + fo.r), 0)
+                        + coalesce(v_prf_w / (v_k + px.r), 0) AS rrf,
                     d.r AS dr, s.r AS sr
              FROM d FULL JOIN s ON s.id = d.id FULL JOIN r2 ON r2.id = coalesce(d.id, s.id)
              FULL JOIN fo ON fo.id = coalesce(d.id, s.id, r2.id)
+             FULL JOIN px ON px.id = coalesce(d.id, s.id, r2.id, fo.id)
          )
     SELECT f.id, f.rrf, f.rrf / ((v_dw + v_sw) / (v_k + 1)), f.dr, f.sr
     FROM f

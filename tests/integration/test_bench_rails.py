@@ -15,7 +15,7 @@ from tests.integration.read_helpers import put_blocks
 from tests.integration.test_bench_retrieval import _lme_file, _locomo_file
 
 NAMES = ["sparse", "sparse-bm25", "bm25", "bm25-focus", "dense", "use", "dense-focus", "fusion", "fusion-bm25",
-         "pool+focus", "full", "full-bm25"]
+         "pool+focus", "sparse+prf", "fusion+prf", "full", "full-bm25"]
 
 
 def test_unknown_encoder_is_refused_and_missing_ones_are_skipped() -> None:
@@ -52,7 +52,7 @@ async def test_locomo_rails_side_by_side(services, tmp_path) -> None:
         assert 0.0 <= r["recall@10"] <= r["recall@25"] <= r["recall@100"] <= r["recall@300"] <= 1.0
     # Six short turns: every evidence turn is in each rail's pool; the fused pool holds the union.
     assert results["fusion"]["recall@300"] == 1.0 and results["full"]["recall@100"] == 1.0
-    assert results["pool+focus"]["recall@300"] == 1.0
+    assert results["pool+focus"]["recall@300"] == 1.0 and results["fusion+prf"]["recall@300"] == 1.0
     table = format_rails(results, ["recall@10", "recall@100"], "category", {"1": "multi-hop", "4": "single-hop"})
     lines = table.splitlines()
     assert lines[0].split() == ["retriever", "n", "recall@10", "recall@100"]

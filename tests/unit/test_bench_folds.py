@@ -64,6 +64,17 @@ def test_read_settings_build_read_configs():
     assert read_settings("cohesion.weight=0.2")["cohesion.weight=0.2"].cohesion.weight == 0.2
     assert read_settings("speaker.enabled=off")["speaker.enabled=off"].speaker.enabled is False
     assert read_settings("candidates=50")["candidates=50"].candidates == 50
-    for bad in ("scoring.nope=1", "cohesion.nope=1", "nope=1", "scoring.window_w", "speaker.enabled=maybe"):
+    for bad in ("scoring.nope=1", "cohesion.nope=1", "nope=1", "scoring.window_w", "speaker.enabled=maybe", ";",
+                "cohesion.weight=0.2;nope=1"):
         with pytest.raises(ValueError):
             read_settings(bad)
+
+
+def test_read_settings_several_levers_give_every_combination():
+    grid = read_settings("provenance.per_source=0,2; scoring.window_w=0.5,0;scoring.trust_w=0.3")
+    assert list(grid) == ["provenance.per_source=0;scoring.window_w=0.5;scoring.trust_w=0.3",
+                          "provenance.per_source=0;scoring.window_w=0;scoring.trust_w=0.3",
+                          "provenance.per_source=2;scoring.window_w=0.5;scoring.trust_w=0.3",
+                          "provenance.per_source=2;scoring.window_w=0;scoring.trust_w=0.3"]
+    cfg = grid["provenance.per_source=2;scoring.window_w=0;scoring.trust_w=0.3"]
+    assert cfg.provenance.per_source == 2 and cfg.scoring_overrides == (("window_w", 0.0), ("trust_w", 0.3))
