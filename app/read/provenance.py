@@ -16,7 +16,7 @@ tables keep (``memvault.provenance_sources_v1``):
   each at ``community_w`` x the best candidate's base x the summary's cosine, scored the same way.
 
 Each memory is ranked once, at its best score. The weights are chosen on folds (``bench dream --tune``,
-``bench locomo --tune``; docs/read-track-log.md round 11).
+``bench locomo --tune``; docs/read-track-log.md round 12).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import argparse
 
 import pytest
 
-from app.bench.data import load_locomo
+from app.importers.datasets import load_locomo
 from app.bench.dream import add_parser, format_folds, handler, locomo_dream_folds, run_locomo_dream
 from app.bench.folds import read_settings
 from tests.integration.test_bench_retrieval import _lme_file, _locomo_file
