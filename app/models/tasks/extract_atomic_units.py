@@ -26,6 +26,7 @@ from app.models.tasks.text import (
     stem,
     word_count,
 )
+from app.models.tasks.speech import deliberation, request, social_sentence
 from app.models.tasks.values import is_quantity
 
 Category = Literal[
@@ -324,6 +325,18 @@ def stands_alone(text: str) -> bool:
     return len(words) >= MIN_CONTENT_WORDS
 
 
+def _asks_assistant(sentence: str, bare: str) -> bool:
+    """A request to the assistant ("Can you refactor worker.py?", "Summarize this.") or a question put to it for
+    information ("How do I set up a language server?"); not the user's own task ("Remind me to call Ana") nor the
+    user's own open question ("Should I take the offer?", an OpenQuestion)."""
+    if has_any(sentence, CUES["ActionItem"]):
+        return False
+    if request(bare):
+        return True
+    return bool(_QUESTION.search(sentence.strip())) and not deliberation(bare) and not has_any(sentence,
+                                                                                              CUES["Decision"])
+
+
 def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
     """Sentence splitting (EN + ZH) -> drop greetings, acknowledgements and other social talk (:func:`phatic`)
     -> cue-phrase category -> compression to <= 15 words (see :func:`compress`) -> drop fragments that do not
@@ -340,10 +353,15 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
     for t_idx, turn in enumerate(payload.turns):
         from_user = turn.role.lower() in user_roles
         budget = None if from_user else OTHER_SPEAKER_UNITS_PER_TURN
+        answered = payload.turns[t_idx - 1].content if t_idx else ""
         for sentence in split_sentences(turn.content):
             bare = clean_surface(sentence)
             if not bare or NOISE.match(sentence.strip()) or NOISE.match(bare) or phatic(bare):
                 continue
+            if social_sentence(bare, answered) if not from_user else social_sentence(bare, max_new=0):
+                continue  # a reaction to what the other said: praise, thanks, an offer of help
+            if from_user and _asks_assistant(sentence, bare):
+                continue  # the assistant's task, not the user's world (the turn's chunk keeps it)
             words = latin_words(bare)
             if words and all(w in EN_STOPWORDS for w in words) and not is_cjk(bare):
                 continue

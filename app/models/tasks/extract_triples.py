@@ -281,6 +281,10 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
                     continue
                 zh_taken.append(m.span("o"))
                 subj = _ZH_LEAD.sub("", m.group("s") or "") or m.group("s") or zh_subject
+                # a pronoun and what follows it before the verb ("我上个月搬到杭州"): the pronoun is the subject
+                pronoun = re.match(r"我們|我们|他們|他们|她們|她们|我|他|她", subj or "")
+                if pronoun and subj and len(subj) > pronoun.end() and not re.match(r"的|們|们", subj[pronoun.end():]):
+                    subj = pronoun.group()
                 if not subj:
                     continue
                 zh_subject = subj
