@@ -15,7 +15,8 @@ summary), sessions in order; then the vault's graph is built as the worker build
 * **supersede accuracy**: for each switch ("switched to", "moved to", "now use", "no longer"), whether a unit of the
   turn it replaces was superseded by a block of the switch's turn; and supersessions the labels do not ask for;
 * **triples per fact**: the graph's relation rows per distinct (subject, predicate, object) (1.0: each fact once),
-  and objects that are whole clauses (``name is Wen``).
+  objects that are whole clauses (``name is Wen``), and triples drawn from a replaced fact's turn still current
+  (the graph is built after each write, as the worker builds it).
 """
 
 from __future__ import annotations
@@ -97,20 +98,32 @@ async def run_conversation(services: Services, conv: Conversation) -> dict[str, 
 
     async with scratch_vault(services, "bench-keep") as vault:
         turn_of: dict[int, Labeled] = {}
+        graph = GraphBuild(services)
+        built = 0
+
+        async def build() -> None:  # the worker's graph job after each write, on the blocks it created
+            nonlocal built
+            rows = await services.db.fetchall("SELECT id FROM memvault.block WHERE vault_id = %s AND id > %s "
+                                              "ORDER BY id", (vault.id, built), vault_id=vault.id)
+            if rows:
+                await graph.run(vault.id, [r["id"] for r in rows])
+                built = rows[-1]["id"]
+
         for s, turns in enumerate(conv.sessions):
             said = START + timedelta(days=7 * s)
             sid = f"{conv.id}-s{s}"
             res = await services.sessions.append_turns(
                 vault, sid, [TurnIn(t.role, t.text, said + timedelta(minutes=i)) for i, t in enumerate(turns)])
             turn_of.update(zip(res.turn_ids, turns, strict=True))
+            await build()
             await services.sessions.close(vault, sid)
+            await build()
         blocks = await services.db.fetchall(
             "SELECT id, kind, category, content, source_turn_ids, superseded_by FROM memvault.block "
             "WHERE vault_id = %s AND retracted_at IS NULL ORDER BY id", (vault.id,), vault_id=vault.id)
-        await GraphBuild(services).run(vault.id, [b["id"] for b in blocks])
         triples = await services.db.fetchall(
-            "SELECT subject, predicate, object, evidence_block_id FROM memvault.entity_graph WHERE vault_id = %s",
-            (vault.id,), vault_id=vault.id)
+            "SELECT subject, predicate, object, evidence_block_id, invalid_at FROM memvault.entity_graph "
+            "WHERE vault_id = %s", (vault.id,), vault_id=vault.id)
     return outcome(turn_of, blocks, triples)
 
 
@@ -131,7 +144,7 @@ def outcome(turn_of: dict[int, Labeled], blocks: list[dict], triples: list[dict]
                     per[tid]["superseded_by"].append(b["superseded_by"])
     for p in per.values():  # the turns the superseding blocks came from
         p["superseded_by"] = sorted({tid for bid in p["superseded_by"] for tid in block_turns.get(bid, ())})
-    rows = [{"s": r["subject"], "p": r["predicate"], "o": r["object"],
+    rows = [{"s": r["subject"], "p": r["predicate"], "o": r["object"], "current": r["invalid_at"] is None,
              "turns": sorted(block_turns.get(r["evidence_block_id"], ()))} for r in triples]
     return {"turns": per, "triples": rows}
 
@@ -179,6 +192,8 @@ def score(convs: list[Conversation], results: list[dict[str, Any]]) -> dict[str,
     distinct = {(r["s"].lower(), r["p"], r["o"].lower(), tuple(r["turns"])) for r in rows}
     fact_turns = {t.id for t in labeled.values() if t.cat in ("user_fact", "user_switch")}
     fact_rows = [r for r in rows if fact_turns & set(r["turns"])]
+    replaced = {t.supersedes for t in switches}
+    stale = [f"{r['s']} {r['p']} {r['o']}" for r in rows if r["current"] and replaced & set(r["turns"])]
     clause = [f"{r['s']} {r['p']} {r['o']!r}" for r in rows if _CLAUSE.search(r["o"]) and len(r["o"].split()) >= 3]
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
@@ -195,7 +210,7 @@ def score(convs: list[Conversation], results: list[dict[str, Any]]) -> dict[str,
         "switch_misses": sorted(t.id for t in switches if t.id not in superseded_right),
         "unwanted_supersessions": [list(x) for x in unwanted],
         "triples": len(rows), "triples_per_fact": round(len(rows) / len(distinct), 3) if distinct else None,
-        "fact_triples": len(fact_rows), "clause_objects": clause,
+        "fact_triples": len(fact_rows), "clause_objects": clause, "replaced_triples_current": stale,
         "errors": errors,
     }
 
@@ -221,7 +236,8 @@ def format_table(r: dict[str, Any], title: str) -> str:
                  + f"; supersessions not asked for: {len(r['unwanted_supersessions'])}")
     tpf = r["triples_per_fact"]
     lines.append(f"graph: {r['triples']} relation rows, {tpf if tpf is not None else '-'} per distinct fact; "
-                 f"whole-clause objects: {len(r['clause_objects'])}")
+                 f"whole-clause objects: {len(r['clause_objects'])}; triples of replaced facts still current: "
+                 f"{len(r['replaced_triples_current'])}")
     return "\n".join(lines)
 
 

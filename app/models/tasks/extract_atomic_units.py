@@ -26,7 +26,7 @@ from app.models.tasks.text import (
     stem,
     word_count,
 )
-from app.models.tasks.speech import deliberation, request, social_sentence
+from app.models.tasks.speech import deliberation, info_question, request, social_sentence
 from app.models.tasks.values import is_quantity
 
 Category = Literal[
@@ -328,13 +328,10 @@ def stands_alone(text: str) -> bool:
 def _asks_assistant(sentence: str, bare: str) -> bool:
     """A request to the assistant ("Can you refactor worker.py?", "Summarize this.") or a question put to it for
     information ("How do I set up a language server?"); not the user's own task ("Remind me to call Ana") nor the
-    user's own open question ("Should I take the offer?", an OpenQuestion)."""
+    user's own open questions ("Should I take the offer?", "What about the handwritten receipts?")."""
     if has_any(sentence, CUES["ActionItem"]):
         return False
-    if request(bare):
-        return True
-    return bool(_QUESTION.search(sentence.strip())) and not deliberation(bare) and not has_any(sentence,
-                                                                                              CUES["Decision"])
+    return (request(bare) or info_question(bare)) and not deliberation(bare)
 
 
 def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:

@@ -12,9 +12,10 @@
   modal question put to "you", or an imperative (the sentence opens with a task verb, after "please" / "now" /
   "ok"), or "I want / need / would like you to". Its content is the assistant's task, not the user's world: no
   Fact and no OpenQuestion is made of it (the turn's chunk keeps it retrievable).
-* :func:`deliberation`: the user's own open question ("Should I take the job in Denver?", "我该不该换工作？"):
-  an OpenQuestion worth keeping, unlike a question put to the assistant for information ("How do I set up a
-  language server?"), which is a request of its own kind.
+* :func:`info_question`: a question put to the assistant for information ("How do I set up a language server?",
+  "What's the difference between X and Y?"): a request of its own kind. Other questions stay OpenQuestions: the
+  user's open issues ("What about handwriting on the receipts?") and deliberations (:func:`deliberation`:
+  "Should I take the job in Denver?", "我该不该换工作？").
 """
 
 from __future__ import annotations
@@ -24,25 +25,38 @@ import unicodedata
 
 from app.models.tasks.text import CJK_RE, EN_STOPWORDS, ZH_STOPCHARS, stem
 
-# Words of reaction, in the languages the vault's users write (stems or whole words, lower case, no accents).
+# Words of reaction, in the languages the vault's users write (lower case, no accents). A social sentence needs one
+# of these or a SOCIAL_PHRASES match: praise, thanks, greetings, congratulations, wishes.
 SOCIAL_WORDS = frozenset("""
-    thanks thank thx appreciate appreciated welcome pleasure happy glad delighted sorry hear hearing congrats
-    congratulations congratulate luck wish wishes hope enjoy enjoying cheers bye goodbye hello hi hey morning
-    evening afternoon night lovely great nice wonderful fantastic amazing awesome excellent beautiful cute adorable
-    gorgeous brilliant perfect cool fun exciting excited impressive impressed incredible solid smart wise thoughtful
-    important interesting fascinating inspiring sweet neat good best fine well big huge sounds sound looks look
-    seems choice decision idea setup approach move milestone help helping assist anytime anything else questions
-    know let feel free reach noted understood absolutely certainly course sure definitely dedication effort
-    mind keep keeping share sharing asking ask update doing
-    gracias encantado encantada enhorabuena felicidades felicitaciones suerte animo hola buenas buenos dias
-    noches tardes genial bonito bonita bonitos precioso preciosa maravilloso maravillosa estupendo estupenda
-    fantastico increible excelente perfecto interesante gusto ayudar ayudarte ayudo ayuda placer claro vale
-    merci bienvenue bienvenu felicitations bravo bonjour bonsoir salut beau belle bel magnifique superbe super
-    genial formidable excellent parfait joli jolie adorable plaisir aider aide courage chance
-    danke dank willkommen gluckwunsch herzlichen glückwunsch hallo guten tag morgen abend schon schön toll super
-    prima wunderbar klasse grossartig großartig gesund gesunden klingt klingen helfen hilfe viel erfolg
-    obrigado obrigada parabens otimo legal grazie complimenti bello bella ottimo auguri
+    thanks thank thx appreciate appreciated welcome pleasure happy glad delighted sorry congrats congratulations
+    congratulate luck cheers bye goodbye hello hi hey lovely great nice wonderful fantastic amazing awesome
+    excellent beautiful cute adorable gorgeous brilliant perfect cool fun exciting excited impressive impressed
+    incredible solid smart wise thoughtful important interesting fascinating inspiring noted understood enjoy
+    gracias encantado encantada enhorabuena felicidades felicitaciones suerte animo hola genial bonito bonita
+    bonitos precioso preciosa maravilloso maravillosa estupendo estupenda fantastico increible excelente perfecto
+    interesante merci bienvenue bienvenu felicitations bravo bonjour bonsoir salut beau belle bel magnifique superbe
+    super formidable parfait joli jolie adorable danke willkommen gluckwunsch hallo schon toll prima wunderbar klasse
+    grossartig obrigado obrigada parabens otimo legal grazie complimenti bello bella ottimo auguri
 """.split())
+# Words that go with a reaction without saying anything of their own ("Good morning", "happy to help", "a great
+# choice", "a big milestone"): never new words, but not social on their own ("You could try the night tour").
+REACTION_WORDS = frozenset("""
+    morning evening afternoon night day today wish wishes hope fun sweet neat good best fine well big huge sounds
+    sound looks look seems choice decision idea setup approach move milestone help helping assist anytime anything
+    else questions question know let feel free reach course sure definitely absolutely certainly dedication effort
+    mind keep keeping share sharing asking ask update doing hear hearing step news tool name city place role change
+    buenas buenos dias noches tardes gusto ayudar ayudarte ayudo ayuda placer claro vale tag morgen abend guten
+    gesund gesunden klingt klingen helfen hilfe viel erfolg courage chance aider aide plaisir herzlichen dank
+""".split())
+SOCIAL_PHRASES = re.compile(
+    r"\b(?:let me know|feel free|happy to help|glad to help|here to help|hope (?:this|that|it) helps|good luck|"
+    r"good to know|you'?re (?:very )?welcome|my pleasure|take care|have a (?:great|good|nice|lovely) \w+|"
+    r"any other questions|anything else|how can i help|what can i do for you|how are you|how about you|"
+    r"good (?:morning|night|evening|afternoon)|en qu[eé] (?:puedo ayudarte|te ayudo|le ayudo)|buen(?:as|os) "
+    r"(?:noches|d[ií]as|tardes)|guten (?:tag|morgen|abend)|wie kann ich|puis-je vous aider|muy bien|well done|"
+    r"que tal|how'?s it going|what'?s up|wie geht'?s|(?:comment )?ca va)\b",
+    re.I,
+)
 # Function words beyond English: articles, pronouns, prepositions, auxiliaries, intensifiers.
 FUNCTION_WORDS = frozenset("""
     whole such quite so very really too much what how that's it's you've you're your yours you
@@ -99,23 +113,35 @@ def social_sentence(sentence: str, echo: str = "", max_new: int = MAX_NEW_WORDS)
         new = [ch for ch in rest if CJK_RE.match(ch) and ch not in echoed and ch not in ZH_STOPCHARS]
         if len(new) > max_new + 1:
             return False
+    n = _new_words(sentence, echo)
+    return (social or n < 0) and (-1 - n if n < 0 else n) <= max_new
+
+
+def _new_words(sentence: str, echo: str) -> int:
+    """How many words of ``sentence`` are neither social, reaction, function nor echoed words; negative when one
+    of them is social (-1 - that count)."""
     echoed_roots = {_root(w) for w in _words(echo)}
+    folded = _fold(sentence).replace("’", "'")
+    social = bool(SOCIAL_PHRASES.search(folded))
     new_words = 0
-    for w in _words(sentence):
+    for w in _words(SOCIAL_PHRASES.sub(" ", folded)):
         bare = w.split("'")[0] if "'" in w and w not in EN_STOPWORDS else w
         if w in SOCIAL_WORDS or bare in SOCIAL_WORDS or stem(bare) in SOCIAL_WORDS:
             social = True
-        elif w in EN_STOPWORDS or bare in EN_STOPWORDS or w in FUNCTION_WORDS or _root(bare) in echoed_roots:
+        elif (w in EN_STOPWORDS or bare in EN_STOPWORDS or w in FUNCTION_WORDS or bare in REACTION_WORDS
+              or stem(bare) in REACTION_WORDS or _root(bare) in echoed_roots):
             continue
         else:
             new_words += 1
-    return social and new_words <= max_new
+    return -1 - new_words if social else new_words
 
 
 def social(text: str, echo: str = "") -> bool:
-    """Every sentence of ``text`` only reacts (see :func:`social_sentence`); ``echo``: the turn it answers."""
+    """``text`` only reacts: a sentence of it is social (see :func:`social_sentence`) and every other one says
+    nothing new ("Good morning! What's on your mind today?"); ``echo``: the turn it answers."""
     parts = sentences(text)
-    return bool(parts) and all(social_sentence(s, echo) for s in parts)
+    return (any(social_sentence(s, echo) for s in parts)
+            and all(social_sentence(s, echo) or _new_words(s, echo) == 0 for s in parts))
 
 
 # --- requests ----------------------------------------------------------------------------------------------------
@@ -182,6 +208,33 @@ def request(sentence: str) -> bool:
     s = _LEAD.sub("", sentence.strip())
     return any(rx.search(s) for rx in (_REQUEST_EN, _REQUEST_ES, _REQUEST_FR, _REQUEST_DE, _REQUEST_PT_IT,
                                        _REQUEST_ZH))
+
+
+# Questions put to the assistant for information: how-to, definitions, differences, recommendations, "is there a
+# way". Other questions stay OpenQuestions (seed 003): "What about handwriting on the paper receipts?" is the user's
+# open issue, not a lookup.
+_INFO_QUESTION = re.compile(
+    r"^(?:so |and |ok(?:ay)?,? |also,? )?(?:"
+    r"how (?:do|can|could|should|would|to) (?:i|we|you|one)?\b|how to\b|"
+    r"what(?:'s| is| are| were)? (?:the |a |some )?(?:difference|differences|best|good|better|easiest|fastest|"
+    r"quickest|simplest|right way|proper way|meaning|definition)\b|"
+    r"what (?:does|do) [\w\s'-]{1,40} mean\b|what(?:'s| is) (?:a|an) [\w-]+\??$|"
+    r"(?:is|are) there (?:a|an|any) (?:way|tool|app|library|trick|shortcut|command|option)\b|"
+    r"where (?:can|do|should) (?:i|we) (?:find|get|buy|download|learn)\b|"
+    r"which [\w\s-]{0,30}(?:should|would|do) (?:i|we|you) (?:use|recommend|suggest|pick|choose)\b|"
+    r"do you know\b|any (?:tips|ideas|suggestions|recommendations|advice)\b|"
+    r"¿?\s*(?:cómo|como) (?:puedo|podemos|se|hago|hacer)\b|¿?\s*(?:qué|que) diferencia\b|¿?\s*cuál es la diferencia\b|"
+    r"comment (?:faire|puis-je|peut-on|est-ce qu)\b|quelle est la différence\b|"
+    r"wie (?:kann|mache|macht|funktioniert)\b|was ist der unterschied\b)"
+    r"|^(?:我)?(?:该|應該|应该)?(?:怎么|怎麼|怎样|怎樣|如何)|^什么是|^什麼是|(?:有什么|有什麼|有没有|有沒有).{0,8}(?:推荐|推薦|建议|建議)",
+    re.I,
+)
+
+
+def info_question(sentence: str) -> bool:
+    """A question put to the assistant for information ("How do I set up a language server?", "What's the
+    difference between spiccato and sautillé?", "怎么把笔记同步到手机？")."""
+    return bool(_INFO_QUESTION.search(_LEAD.sub("", sentence.strip())))
 
 
 _DELIBERATION = re.compile(
