@@ -158,7 +158,7 @@ _TASK_VERBS_EN = (
 )
 _REQUEST_EN = re.compile(
     rf"^(?:(?:ok(?:ay)?|now|so|and|also|then|next|please|pls|hey|alright|great|thanks)[,!]?\s+)*"
-    rf"(?:please\s+)?(?:(?:{_TASK_VERBS_EN})\b(?!\s+(?:is|are|was|were)\b)"
+    rf"(?:please\s+)?(?:(?:{_TASK_VERBS_EN})\b(?!\s+(?:\S+\s+)?(?:is|are|was|were|'s)\b)"
     rf"|(?:can|could|would|will|won't|wouldn't)\s+you\b(?!\s+(?:believe|imagine)\b)"
     rf"|(?:i|we)(?:'d| would| want| need|'m asking| am asking) (?:like )?(?:you|for you) to\b"
     rf"|do you mind\b|would you mind\b|is it possible (?:for you )?to\b|help me\b|let'?s (?:write|draft|plan|make))",
