@@ -41,35 +41,6 @@ CREATE OR REPLACE FUNCTION memvault.add_alias_v1(p_vault uuid, p_alias_key text,
         ON CONFLICT DO NOTHING;
     END;
 
--- Triples with valid time; a new single-valued fact ends the valid time of the old one it replaces.
-CREATE OR REPLACE FUNCTION memvault.insert_triples_v1(p_vault uuid, p_triples jsonb)
-    RETURNS TABLE (item integer, triple_id bigint)
-    LANGUAGE sql VOLATILE
-    SET search_path = memvault, public, pg_catalog
-    BEGIN ATOMIC
-        WITH src AS (
-            SELECT x.ord::integer AS ord, (x.t->>'subject_id')::bigint AS s, x.t->>'predicate' AS p,
-                   (x.t->>'object_id')::bigint AS o, (x.t->>'block_id')::bigint AS b,
-                   (x.t->>'confidence')::real AS c, (x.t->>'valid_at')::timestamptz AS v,
-                   coalesce((x.t->>'single_valued')::boolean, false) AS single
-              FROM jsonb_array_elements(p_triples) WITH ORDINALITY AS x(t, ord)
-        ), ended AS (
-            UPDATE memvault.triple t SET invalid_at = src.v
-              FROM src
-             WHERE src.single AND t.vault_id = p_vault AND t.subject_id = src.s AND t.predicate = src.p
-               AND t.object_id <> src.o AND t.invalid_at IS NULL AND t.valid_at <= src.v
-            RETURNING t.id
-        ), ins AS (
-            INSERT INTO memvault.triple (vault_id, subject_id, predicate, object_id, evidence_block_id, confidence,
-                                         valid_at)
-            SELECT p_vault, s, p, o, b, c, v FROM src ORDER BY ord
-            RETURNING id
-        )
-        SELECT s.ord, i.id
-          FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM ins) i
-          JOIN (SELECT ord, row_number() OVER (ORDER BY ord) AS rn FROM src) s USING (rn);
-    END;
-
 -- Triples with valid time, each fact once. A triple the vault already holds as current (the same subject, predicate
 -- and object, from whatever block: a turn's chunk and the unit the session's close extracts from it state the same
 -- fact) is not added again, nor twice from one call; the rows returned are the ones added (item: the position in

@@ -414,7 +414,10 @@ summarization: find every discrete unit of meaning and render it in minimum viab
 Rules:
 - Each unit is ONE claim, decision, question, constraint, fact, idea or action item, as one declarative sentence
   of {MAX_WORDS} words or fewer (questions stay questions). Never combine units.
-- Omit nothing: do not judge importance. Collapse exact repetitions, but drop no idea. Skip only greetings.
+- Omit nothing: do not judge importance. Collapse exact repetitions, but drop no idea. Skip only social talk
+  (greetings, thanks, the assistant's praise, acknowledgements and offers of help) and what the user asks the
+  assistant to do or to look up ("Can you refactor worker.py?", "Summarize this", "How do I reset my router?"):
+  those are the assistant's tasks, not units. The user's own open questions ("Should I take the offer?") are.
 - Categories: Decision, OpenQuestion, Constraint, Fact, Idea, ActionItem, Topic, Provisional. Use Provisional
   for vague or exploratory ideas: never tighten them into confident claims.
 - A Decision is credited only when the user committed to it in the user's own turn; a suggestion from another
