@@ -96,6 +96,8 @@ def test_units_come_from_what_the_user_says_about_their_world() -> None:
     ("My bike is a Trek road bike.", "I no longer ride the Trek, I bought a gravel bike.", 0.45, True),
     ("Trabajo en un banco de Bilbao.", "Ya no trabajo en el banco; ahora soy autónoma.", 0.38, True),
     ("I use Python at work.", "I now use Neovim for everything.", 0.44, False),  # another slot: both hold
+    ("Ana loves pottery.", "Ana now lives in Rome.", 0.45, False),  # the same person, another slot
+    ("Mel: I paint landscapes on weekends.", "Mel: I started painting portraits now.", 0.5, False),  # speaker
     ("I live in Porto.", "I visited Braga in the summer.", 0.45, False),  # no change cue
     ("My sister Ana teaches math.", "We moved to Braga in the summer.", 0.2, False),  # unrelated
 ])
@@ -133,7 +135,8 @@ def test_dedup_asks_about_a_change_below_the_uncertain_band_only() -> None:
     ("My name is Ana.", ("user", "name", "Ana")),
 ])
 def test_a_possessive_gives_the_attribute_not_a_clause(text: str, expected: tuple[str, str, str]) -> None:
-    got = [(t.subject, t.predicate, t.object) for t in extract_triples_heuristic(ExtractTriplesInput(text=text)).triples]
+    triples = extract_triples_heuristic(ExtractTriplesInput(text=text)).triples
+    got = [(t.subject, t.predicate, t.object) for t in triples]
     assert expected in got
     assert not any(" is " in o for _, _, o in got), got
 

@@ -123,9 +123,9 @@ NEGATION = re.compile(
 #   different objects; at cosine >= SLOT_MIN_COSINE (as stored: "I live in Turin" / "We moved to Genoa last
 #   month" 0.25 once "last month" is normalized to a date); "is" / "is_a" ("I'm tired now" is no change of "I'm
 #   vegetarian") at SLOT_TERM_MIN_COSINE;
-# - a name or content word of the old text that the new one repeats ("... because the MacBook's battery died",
-#   "instead of VS Code", "ya no trabajo en el instituto"); at cosine >= SLOT_TERM_MIN_COSINE (a shared word is
-#   weaker evidence than a shared slot).
+# - a name or content word of the old text that the new one repeats after its change cue ("... because the
+#   MacBook's battery died", "instead of VS Code", "ya no trabajo en el instituto"); at cosine >=
+#   SLOT_TERM_MIN_COSINE (a shared word is weaker evidence than a shared slot).
 # Multi-valued predicates (uses, likes) need the shared word: "I now use Neovim" does not replace "I use Python".
 SLOT_MIN_COSINE = 0.20
 SLOT_TERM_MIN_COSINE = 0.35  # chosen on the dev half of tests/fixtures/keep (a Spanish pair at 0.399)
@@ -140,6 +140,9 @@ _COMMON = frozenset("""
     avec dans pour mais comme cette sont nous vous leur tout tous depuis aussi
     nicht sich auch eine einen einem einer oder aber wenn noch schon sehr
 """.split())
+
+
+_SPEAKER = re.compile(r"^\s*[A-Z][\w'’.-]{0,30}\s*:\s*")  # a transcript's "Name:" prefix
 
 
 def _names(text: str) -> set[str]:
@@ -168,7 +171,10 @@ def same_slot(old: str, new: str, similarity: float | None) -> str | None:
                 return f"change cue {cues[0]!r}, same slot {a.subject} {a.predicate}: {a.object!r} -> {b.object!r}"
     if similarity < SLOT_TERM_MIN_COSINE:
         return None
-    shared = _names(old) & _names(new)
+    # The word must come after the change cue ("... instead of VS Code", "no longer use the Pixel", "left
+    # Stripe"): what changed, not who ("Ana now lives in Rome" changes nothing of "Ana loves pottery").
+    after = min(m.end() for c in cues for m in [re.search(c, new, re.I)] if m)
+    shared = _names(_SPEAKER.sub("", old, count=1)) & _names(new[after:])
     if shared:
         return f"change cue {cues[0]!r} about {sorted(shared)[0]!r}, which the earlier memory names"
     return None

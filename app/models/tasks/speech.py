@@ -239,7 +239,8 @@ def info_question(sentence: str) -> bool:
 
 _DELIBERATION = re.compile(
     r"^(?:should|shall|must) (?:i|we)\b(?! (?:do|use|call|run|write|say|ask|set|type|install|fix)\b)|"
-    r"^(?:am i|are we) (?:making|doing) the right\b|\bi wonder (?:if|whether)\b|\bi(?:'m| am) not sure (?:if|whether)\b|"
+    r"^(?:am i|are we) (?:making|doing) the right\b|\bi wonder (?:if|whether)\b|"
+    r"\bi(?:'m| am) not sure (?:if|whether)\b|"
     r"^¿?\s*(?:debería|deberia|deberíamos|deberiamos)\b|^(?:devrais|devrions|dois)[- ](?:je|nous)\b|"
     r"^(?:soll|sollte|sollten) (?:ich|wir)\b|^我(?:该不该|應不應該|应不应该|要不要|該|该|應該|应该)",
     re.I,
