@@ -89,6 +89,11 @@ def test_units_come_from_what_the_user_says_about_their_world() -> None:
     assert not any(c == "OpenQuestion" and "refactor" in t for c, t, _ in units)
 
 
+def test_between_two_people_a_question_stays_an_open_question() -> None:
+    units = _units([("user", "Mel: How was the camping trip with the kids?"), ("user", "Jon: Tell me about it!")])
+    assert ("OpenQuestion", [0]) in [(c, ts) for c, _, ts in units]  # no assistant in the session: no request
+
+
 @pytest.mark.parametrize(("old", "new", "cosine", "supersede"), [
     ("I read on a Kindle Paperwhite.", "I switched to a Kobo because the Kindle stopped charging.", 0.5, True),
     ("I live in Porto.", "We moved to Braga in the summer.", 0.4, True),  # lives_in ~ moved_to, far below the band

@@ -347,6 +347,9 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
     user_roles = {r.lower() for r in payload.user_roles}
     units: list[AtomicUnit] = []
     index: dict[tuple[str, str], AtomicUnit] = {}
+    # Requests and lookups are put to an assistant: between two people (every turn a user's: LoCoMo's
+    # conversations, an imported chat) "Tell me more about the trip!" is part of their conversation, and stays.
+    assistant = any(t.role.lower() not in user_roles for t in payload.turns)
     for t_idx, turn in enumerate(payload.turns):
         from_user = turn.role.lower() in user_roles
         budget = None if from_user else OTHER_SPEAKER_UNITS_PER_TURN
@@ -357,7 +360,7 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
                 continue
             if social_sentence(bare, answered) if not from_user else social_sentence(bare, max_new=0):
                 continue  # a reaction to what the other said: praise, thanks, an offer of help
-            if from_user and _asks_assistant(sentence, bare):
+            if from_user and assistant and _asks_assistant(sentence, bare):
                 continue  # the assistant's task, not the user's world (the turn's chunk keeps it)
             words = latin_words(bare)
             if words and all(w in EN_STOPWORDS for w in words) and not is_cjk(bare):
