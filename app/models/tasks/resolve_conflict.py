@@ -127,6 +127,20 @@ NEGATION = re.compile(
 #   MacBook's battery died", "instead of VS Code", "ya no trabajo en el instituto"); at cosine >=
 #   SLOT_TERM_MIN_COSINE (a shared word is weaker evidence than a shared slot).
 # Multi-valued predicates (uses, likes) need the shared word: "I now use Neovim" does not replace "I use Python".
+# The change cues that say one thing replaced another (a subset of CHANGE_CUES: "now", "currently", "used to",
+# "updated" are as common in chat that changes nothing; on LoCoMo's conversations they superseded "I want to help
+# people" with "Now I want to help people go through it too").
+SWITCH_CUES = [
+    r"\bswitched (?:over )?(?:to|from)\b", r"\bmoved (?:to|from|out|away)\b", r"\brelocated\b", r"\bno longer\b",
+    r"\bnot\b.{0,30}\bany ?more\b", r"\binstead of\b", r"\breplaced\b", r"\bchanged (?:it |that |my \w+ )?to\b",
+    r"\bleft (?:my (?:job|position|company|team)|[A-Z])", r"(?<!n't )(?<!not )(?<!never )\bquit\b",
+    r"\bstopped\b", r"\bgave up\b", r"\bgot rid of\b", r"\bstarted (?:using|eating|working|drinking)\b",
+    r"\bfrom now on\b",
+    r"改成|改為|改为|改用|換成|换成|不再|搬到|搬去|改喝|改吃|辭職|辞职|已經不|已经不",
+    r"\bya no\b", r"\b(?:me|nos) mud(?:é|e|amos)\b", r"\bcambi(?:é|e|amos)\b", r"\bdej(?:é|e) de\b",
+    r"\bne\s+\S+\s+plus\b", r"\bdéménag", r"\bdésormais\b", r"\bnicht mehr\b", r"\bumgezogen\b",
+    r"\bgewechselt\b", r"\bmudei\b",
+]
 SLOT_MIN_COSINE = 0.20
 SLOT_TERM_MIN_COSINE = 0.35  # chosen on the dev half of tests/fixtures/keep (a Spanish pair at 0.399)
 LOCATION = frozenset({"lives_in", "moved_to"})
@@ -156,27 +170,31 @@ def _names(text: str) -> set[str]:
 
 
 def same_slot(old: str, new: str, similarity: float | None) -> str | None:
-    """Why ``new`` replaces ``old`` (see SLOT_MIN_COSINE above), or None. Requires a change cue in ``new``."""
+    """Why ``new`` replaces ``old`` (see SLOT_MIN_COSINE above), or None. Requires a change cue in ``new``: a
+    switch (SWITCH_CUES) for "is" triples and for a shared word, any for another single-valued triple."""
     cues = has_any(new, CHANGE_CUES)
     if not cues or similarity is None or similarity < SLOT_MIN_COSINE:
         return None
+    switches = has_any(new, SWITCH_CUES)
     tr_old = extract_triples_heuristic(ExtractTriplesInput(text=old)).triples
     tr_new = extract_triples_heuristic(ExtractTriplesInput(text=new)).triples
     for a in tr_old:
         for b in tr_new:
             same_pred = a.predicate == b.predicate or {a.predicate, b.predicate} <= LOCATION
-            floor = SLOT_TERM_MIN_COSINE if a.predicate in ("is", "is_a") else SLOT_MIN_COSINE
+            copula = a.predicate in ("is", "is_a")  # "I'm tired now" is no change of "I'm vegetarian"
+            floor = SLOT_TERM_MIN_COSINE if copula else SLOT_MIN_COSINE
             if (a.subject.lower() == b.subject.lower() and same_pred and a.predicate in SINGLE_VALUED
-                    and a.object.lower() != b.object.lower() and not a.negated and similarity >= floor):
+                    and a.object.lower() != b.object.lower() and not a.negated and similarity >= floor
+                    and (switches or not copula)):
                 return f"change cue {cues[0]!r}, same slot {a.subject} {a.predicate}: {a.object!r} -> {b.object!r}"
-    if similarity < SLOT_TERM_MIN_COSINE:
+    if similarity < SLOT_TERM_MIN_COSINE or not switches:
         return None
     # The word must come after the change cue ("... instead of VS Code", "no longer use the Pixel", "left
     # Stripe"): what changed, not who ("Ana now lives in Rome" changes nothing of "Ana loves pottery").
-    after = min(m.end() for c in cues for m in [re.search(c, new, re.I)] if m)
+    after = min(m.end() for c in switches for m in [re.search(c, new, re.I)] if m)
     shared = _names(_SPEAKER.sub("", old, count=1)) & _names(new[after:])
     if shared:
-        return f"change cue {cues[0]!r} about {sorted(shared)[0]!r}, which the earlier memory names"
+        return f"change cue {switches[0]!r} about {sorted(shared)[0]!r}, which the earlier memory names"
     return None
 
 
