@@ -6,12 +6,13 @@ Each labeled conversation goes into a vault of its own through the real write tr
 (``SessionTrack.append_turns``: chunks through the gates and Dedup), then the session closed (atomic units,
 summary), sessions in order; then the vault's graph is built as the worker builds it (``GraphBuild``). Measured:
 
-* **kept**, per turn: a user's turn is kept when it is the source of an atomic unit (a memory the close extracted:
-  Fact, Decision, OpenQuestion ...); an assistant's when its chunk is stored (its answers are the archive a user asks
-  about later; seed 003 credits claims to the user's turns). Precision and recall against the labels, per category
-  (tests/fixtures/keep/README.md);
+* **kept**, per turn: a user's turn is kept when it is the source of an atomic unit that states something (a
+  memory the close extracted: Fact, Decision, OpenQuestion ...; not a Topic); an assistant's when its chunk is
+  stored (its answers are the archive a user asks about later; seed 003 credits claims to the user's turns).
+  Precision and recall against the labels, per category (tests/fixtures/keep/README.md);
 * **chatter stored**: turns labeled drop whose raw chunk was stored anyway (a retrievable memory of "Happy to help!");
-* **units from requests**: atomic units made of the user's requests to the assistant (OpenQuestions, Facts);
+* **units from requests**: claims (Facts, OpenQuestions ...) made of the user's requests and lookups; they may give
+  Topics (what the user brought up), which state nothing and are counted apart;
 * **supersede accuracy**: for each switch ("switched to", "moved to", "now use", "no longer"), whether a unit of the
   turn it replaces was superseded by a block of the switch's turn; and supersessions the labels do not ask for;
 * **triples per fact**: the graph's relation rows per distinct (subject, predicate, object) (1.0: each fact once),
@@ -150,8 +151,10 @@ def outcome(turn_of: dict[int, Labeled], blocks: list[dict], triples: list[dict]
 
 
 def kept(t: Labeled, got: dict[str, Any]) -> bool:
-    """A user's turn: it gave an atomic unit. An assistant's: its chunk is stored (or it gave a unit)."""
-    return bool(got["units"]) or (t.role != "user" and got["chunk"])
+    """A user's turn: it gave an atomic unit other than a Topic (a Topic indexes what was talked about; it states
+    no claim). An assistant's: its chunk is stored (or it gave a unit)."""
+    claims = [u for u in got["units"] if u["category"] != "Topic"]
+    return bool(claims) or (t.role != "user" and (got["chunk"] or bool(got["units"])))
 
 
 def score(convs: list[Conversation], results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -161,7 +164,7 @@ def score(convs: list[Conversation], results: list[dict[str, Any]]) -> dict[str,
     cats: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "label_keep": 0, "kept": 0, "right": 0})
     langs: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "right": 0})
     errors: list[dict[str, Any]] = []
-    chatter_stored = request_units = 0
+    chatter_stored = request_units = request_topics = 0
     for tid, t in labeled.items():
         g = got[tid]
         k = kept(t, g)
@@ -178,8 +181,9 @@ def score(convs: list[Conversation], results: list[dict[str, Any]]) -> dict[str,
         langs[t.lang]["right"] += k == t.keep
         if not t.keep and g["chunk"] and t.cat in ("small_talk", "assistant_pleasantry"):
             chatter_stored += 1
-        if t.cat == "user_request":
-            request_units += len(g["units"])
+        if t.cat in ("user_request", "user_question"):
+            request_units += sum(u["category"] != "Topic" for u in g["units"])
+            request_topics += sum(u["category"] == "Topic" for u in g["units"])
         if k != t.keep:
             errors.append({"id": tid, "cat": t.cat, "text": t.text, "label": "keep" if t.keep else "drop",
                            "units": [f"{u['category']}: {u['text']}" for u in g["units"]], "chunk": g["chunk"]})
@@ -204,7 +208,7 @@ def score(convs: list[Conversation], results: list[dict[str, Any]]) -> dict[str,
         "confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn},
         "categories": {k: dict(v) for k, v in sorted(cats.items())},
         "languages": {k: {**v, "accuracy": round(v["right"] / v["n"], 3)} for k, v in sorted(langs.items())},
-        "chatter_stored": chatter_stored, "request_units": request_units,
+        "chatter_stored": chatter_stored, "request_units": request_units, "request_topics": request_topics,
         "switches": len(switches), "superseded_right": len(superseded_right),
         "supersede_accuracy": round(len(superseded_right) / len(switches), 3) if switches else None,
         "switch_misses": sorted(t.id for t in switches if t.id not in superseded_right),
@@ -229,7 +233,8 @@ def format_table(r: dict[str, Any], title: str) -> str:
                                                  for k, v in r["languages"].items()))
     lines.append(f"kept: precision {r['precision']:.3f} recall {r['recall']:.3f} F1 {r['f1']:.3f} "
                  f"({r['turns']} turns, {r['conversations']} conversations)")
-    lines.append(f"chatter stored as a chunk: {r['chatter_stored']}; units made of requests: {r['request_units']}")
+    lines.append(f"chatter stored as a chunk: {r['chatter_stored']}; claims made of requests and lookups: "
+                 f"{r['request_units']} (Topics: {r['request_topics']})")
     acc = r["supersede_accuracy"]
     lines.append(f"supersede accuracy: {r['superseded_right']}/{r['switches']}"
                  + (f" = {acc:.3f}" if acc is not None else "")

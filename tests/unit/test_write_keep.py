@@ -82,8 +82,10 @@ def test_units_come_from_what_the_user_says_about_their_world() -> None:
         ("user", "Remind me to renew the car insurance by Friday."),
         ("user", "Sounds great, thanks!"),
     ])
-    turns = {t for _, _, ts in units for t in ts}
+    turns = {t for c, _, ts in units for t in ts if c != "Topic"}
     assert 0 in turns and 1 not in turns and 2 not in turns and 3 not in turns and 6 not in turns
+    # a request or a lookup is at most a Topic (what the user brought up), never a claim or an OpenQuestion
+    assert {c for c, _, ts in units if ts[0] in (2, 3)} <= {"Topic"}
     assert ("OpenQuestion", 4) in {(c, ts[0]) for c, _, ts in units}  # the user's own open question
     assert ("ActionItem", 5) in {(c, ts[0]) for c, _, ts in units}  # the user's own task, not a request
     assert not any(c == "OpenQuestion" and "refactor" in t for c, t, _ in units)

@@ -360,8 +360,7 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
                 continue
             if social_sentence(bare, answered) if not from_user else social_sentence(bare, max_new=0):
                 continue  # a reaction to what the other said: praise, thanks, an offer of help
-            if from_user and assistant and _asks_assistant(sentence, bare):
-                continue  # the assistant's task, not the user's world (the turn's chunk keeps it)
+            asked = from_user and assistant and _asks_assistant(sentence, bare)
             words = latin_words(bare)
             if words and all(w in EN_STOPWORDS for w in words) and not is_cjk(bare):
                 continue
@@ -378,6 +377,11 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
                 )
                 if category == "Fact" and sentence_category in ("Provisional", "Idea"):
                     category = sentence_category
+                if asked:
+                    # The assistant's task, not a claim nor the user's open question: a Topic (what the user
+                    # brought up: "accessories for my iPhone 13 Pro"; LongMemEval's preference questions are
+                    # answered from such turns: without these units its folds fell 1.000 -> 0.983 all@10).
+                    category = "Topic"
                 if budget is not None and (category not in OTHER_SPEAKER_CATEGORIES or budget <= 0):
                     continue
                 key = (category, _key(text))
