@@ -424,7 +424,8 @@ Rules:
 - Omit nothing: do not judge importance. Collapse exact repetitions, but drop no idea. Skip only social talk
   (greetings, thanks, the assistant's praise, acknowledgements and offers of help) and what the user asks the
   assistant to do or to look up ("Can you refactor worker.py?", "Summarize this", "How do I reset my router?"):
-  those are the assistant's tasks, not units. The user's own open questions ("Should I take the offer?") are.
+  those are the assistant's tasks: a Topic at most, never a Fact or an OpenQuestion. The user's own open
+  questions ("Should I take the offer?") are OpenQuestions.
 - Categories: Decision, OpenQuestion, Constraint, Fact, Idea, ActionItem, Topic, Provisional. Use Provisional
   for vague or exploratory ideas: never tighten them into confident claims.
 - A Decision is credited only when the user committed to it in the user's own turn; a suggestion from another

@@ -11,7 +11,7 @@
   "Summarize this.", "帮我写一张贺卡", "¿Puedes preparar un examen?", "Peux-tu m'écrire un message ?"): a
   modal question put to "you", or an imperative (the sentence opens with a task verb, after "please" / "now" /
   "ok"), or "I want / need / would like you to". Its content is the assistant's task, not the user's world: no
-  Fact and no OpenQuestion is made of it (the turn's chunk keeps it retrievable).
+  Fact and no OpenQuestion is made of it, at most a Topic (what the user brought up).
 * :func:`info_question`: a question put to the assistant for information ("How do I set up a language server?",
   "What's the difference between X and Y?"): a request of its own kind. Other questions stay OpenQuestions: the
   user's open issues ("What about handwriting on the receipts?") and deliberations (:func:`deliberation`:
