@@ -422,9 +422,9 @@ Rules:
 - Each unit is ONE claim, decision, question, constraint, fact, idea or action item, as one declarative sentence
   of {MAX_WORDS} words or fewer (questions stay questions). Never combine units.
 - Omit nothing: do not judge importance. Collapse exact repetitions, but drop no idea. Skip only social talk
-  (greetings, thanks, the assistant's praise, acknowledgements and offers of help) and what the user asks the
-  assistant to do or to look up ("Can you refactor worker.py?", "Summarize this", "How do I reset my router?"):
-  those are the assistant's tasks: a Topic at most, never a Fact or an OpenQuestion. The user's own open
+  (greetings, thanks, the assistant's praise, acknowledgements and offers of help).
+- What the user asks the assistant to do or to look up ("Can you refactor worker.py?", "Summarize this", "How do I
+  reset my router?") is the assistant's task: a Topic, never a Fact or an OpenQuestion. The user's own open
   questions ("Should I take the offer?") are OpenQuestions.
 - Categories: Decision, OpenQuestion, Constraint, Fact, Idea, ActionItem, Topic, Provisional. Use Provisional
   for vague or exploratory ideas: never tighten them into confident claims.
