@@ -419,9 +419,17 @@ SELECT pg_advisory_xact_lock(hashtext('memvault.graph_build'), hashtext(%s));
 -- app/write/graph.py
 SELECT subject_id, predicate, object_id, evidence_block_id FROM memvault.triple WHERE vault_id = %s AND evidence_block_id = ANY(%s);
 
+-- graph_replaced_blocks --
+-- app/write/graph.py: the blocks these blocks superseded (their relations end)
+SELECT o.id, o.content, o.source_kind, n.valid_at FROM memvault.block o JOIN memvault.block n ON n.vault_id = o.vault_id AND n.id = o.superseded_by WHERE o.vault_id = %s AND o.superseded_by = ANY(%s) AND o.kind <> 'summary';
+
+-- end_replaced_triples --
+-- app/write/graph.py
+SELECT memvault.end_replaced_triples_v1(%s, %s::jsonb);
+
 -- insert_triples --
 -- app/write/graph.py
-SELECT * FROM memvault.insert_triples_v1(%s, %s::jsonb);
+SELECT * FROM memvault.insert_triples_v2(%s, %s::jsonb);
 
 -- graph_add --
 -- app/write/graph.py

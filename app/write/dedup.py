@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 from app.models.base import LLM
 from app.models.tasks.base import get_task
-from app.models.tasks.resolve_conflict import ResolveConflictInput, ResolveConflictOutput
+from app.models.tasks.resolve_conflict import (
+    SLOT_MIN_COSINE,
+    ResolveConflictInput,
+    ResolveConflictOutput,
+    same_slot,
+)
 from app.write.fingerprint import hamming
 
 _SENT = re.compile(r"(?<=[.!?。！？;；])\s*")
@@ -21,7 +26,11 @@ _SENT = re.compile(r"(?<=[.!?。！？;；])\s*")
 @dataclass(frozen=True, slots=True)
 class DedupConfig:
     candidates: int = 3
-    min_cosine: float = 0.75        # below this nothing is a candidate
+    # Below this nothing is a candidate. Low because a change rarely reads like the fact it replaces (see
+    # app/models/tasks/resolve_conflict.py, same_slot): candidates below the uncertain band are only asked about
+    # when the new text says it replaces them (a change cue and the same slot); every other decision needs
+    # ambiguous_cosine or more, as when this floor was 0.75.
+    min_cosine: float = SLOT_MIN_COSINE
     skip_cosine: float = 0.97       # near-identical meaning ...
     skip_hamming: int = 8           # ... and near-identical text: SKIP
     ambiguous_cosine: float = 0.80  # [ambiguous, skip) or a skip-level cosine with different text: ask
@@ -116,6 +125,13 @@ class Dedup:
                            (f"near-duplicate of block {best.block_id} (cosine {best.cosine:.3f}, simhash {dist})",))
         mergeable = [c for c in candidates if c.kind in ("memory", "unit") and c.cosine >= cfg.ambiguous_cosine]
         if not mergeable:
+            # A change ("switched to", "moved to", "no longer") of a fact in the same slot, at any cosine over the
+            # floor: the question goes to resolve_conflict as in the uncertain band.
+            slotted = [c for c in candidates if c.kind in ("memory", "unit") and same_slot(c.content, text, c.cosine)]
+            if slotted:
+                target = max(slotted, key=lambda c: c.cosine)
+                return Ask(target, ResolveConflictInput(existing=target.content, new=text,
+                                                        similarity=float(target.cosine), new_valid_at=valid_at))
             return Verdict("CREATE", None, (f"best match cosine {best.cosine:.3f} is below the uncertain band",))
         target = max(mergeable, key=lambda c: c.cosine)
         return Ask(target, ResolveConflictInput(existing=target.content, new=text, similarity=float(target.cosine),

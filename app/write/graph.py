@@ -40,22 +40,19 @@ class GraphBuild:
         blocks = await db.fetchall(
             Q.graph_blocks,
             (vault_id, block_ids), vault_id=vault_id)
-        task = get_task("extract_triples")
         extracted, skipped = [], 0
         for b in blocks:
             if not self.noise(b["content"]).passed:  # the second noise check, before the graph
                 skipped += 1
                 continue
-            speaker = "user" if b["source_kind"] == "user" else "assistant"
-            out = await self.services.llm.run(task, task.input_model(text=b["content"][:4000], speaker=speaker))
-            for t in out.triples:
-                if t.negated or is_pronoun(t.object) or len(t.subject) > 120 or len(t.object) > 120:
-                    continue
-                extracted.append((b, t))
-        if not extracted:
+            extracted += [(b, t) for t in await self._triples(b)]
+        # What the memories these blocks superseded stated ends with them (resolved to known entities only).
+        replaced = await db.fetchall(Q.graph_replaced_blocks, (vault_id, block_ids), vault_id=vault_id)
+        retired = [(b, t) for b in replaced for t in await self._triples(b)]
+        if not extracted and not retired:
             return GraphBuildResult(len(blocks), 0, 0, skipped)
         names = sorted({n for _, t in extracted for n in (t.subject, t.object)})
-        vectors = await self.services.models.embed_documents(self.services.embedder, names)
+        vectors = await self.services.models.embed_documents(self.services.embedder, names) if names else []
         vec_of = dict(zip(names, vectors, strict=True))
         async with db.transaction(vault_id) as conn:
             # One build at a time per vault, and a build runs safely twice (a job retried after its worker died
@@ -67,6 +64,14 @@ class GraphBuild:
             have = {(r["subject_id"], r["predicate"], r["object_id"], r["evidence_block_id"])
                     for r in await cur.fetchall()}
             resolver = await self._resolver(conn, vault_id)
+            ends = []
+            for b, t in retired:
+                s_id, o_id = resolver.resolve(t.subject, None)[0], resolver.resolve(t.object, None)[0]
+                if s_id is not None and o_id is not None:
+                    ends.append({"subject_id": s_id, "predicate": t.predicate, "object_id": o_id, "block_id": b["id"],
+                                 "at": b["valid_at"].isoformat()})
+            if ends:
+                await conn.execute(Q.end_replaced_triples, (vault_id, json.dumps(ends)))
             ids, created = await self._entities(conn, vault_id, resolver, names, vec_of)
             from app.models.tasks.extract_triples import SINGLE_VALUED
 
@@ -77,12 +82,22 @@ class GraphBuild:
                     and (ids[t.subject], t.predicate, ids[t.object], b["id"]) not in have]
             cur = await conn.execute(Q.insert_triples,
                                      (vault_id, json.dumps(rows)))
-            triple_ids = [r["triple_id"] for r in await cur.fetchall()]
-            edges = [{"s": r["subject_id"], "o": r["object_id"], "p": r["predicate"], "t": tid, "b": r["block_id"]}
-                     for r, tid in zip(rows, triple_ids, strict=True)]
+            # Only the triples added come back (a fact the vault holds as current is not added twice; item: 1-based)
+            added = {r["item"]: r["triple_id"] for r in await cur.fetchall()}
+            triple_ids = list(added.values())
+            edges = [{"s": r["subject_id"], "o": r["object_id"], "p": r["predicate"], "t": added[n], "b": r["block_id"]}
+                     for n, r in enumerate(rows, 1) if n in added]
             await conn.execute(Q.graph_add,
                                (vault_id, json.dumps(created), json.dumps(edges)))
         return GraphBuildResult(len(blocks), len(triple_ids), len(created), skipped)
+
+    async def _triples(self, block: dict) -> list:
+        """The triples of a block's text that the graph takes (not negated, no pronoun object, names of sane length)."""
+        task = get_task("extract_triples")
+        speaker = "user" if block["source_kind"] == "user" else "assistant"
+        out = await self.services.llm.run(task, task.input_model(text=block["content"][:4000], speaker=speaker))
+        return [t for t in out.triples
+                if not (t.negated or is_pronoun(t.object) or len(t.subject) > 120 or len(t.object) > 120)]
 
     async def _resolver(self, conn, vault_id: UUID) -> EntityResolver:
         cur = await conn.execute(Q.vault_entities,

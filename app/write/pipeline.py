@@ -25,6 +25,8 @@ from app.vaults import Vault
 from app.write.batch import BatchBlock, BatchDedup, CandidateRow, layer_of
 from app.write.dedup import Ask, Candidate, Dedup, DedupConfig, Verdict
 from app.write.fingerprint import content_hash, simhash
+from app.write.gates.chatter import ROLES as CHATTER_ROLES
+from app.write.gates.chatter import AssistantChatter
 from app.write.items import ItemResult, WriteItem
 from app.write.mirror import VectorMirror
 from app.write.provenance import SOURCE_KINDS, trust_for
@@ -102,6 +104,7 @@ class WriteTrack:
         self.services = services
         self.normalizer = ContentNormalizer(temporal=TemporalNormalizer(day_first=services.settings.day_first))
         self.gates = SafetyGates()
+        self.chatter = AssistantChatter()
         # The guard's semantic detector was trained on one embedder's vectors; it reads the write track's own only
         # when they come from that embedder (else it embeds what it scores with its own).
         self._guard_reads_vectors = guard_reads(services.embedder.name)
@@ -327,6 +330,8 @@ class WriteTrack:
         with self.clock("gates"):
             gate = self.gates.check(p.normalized, vector if self._guard_reads_vectors else None)
         p.ruleset_version = gate.ruleset_version
+        if gate.passed and p.item.kind == "chunk" and p.item.metadata.get("role") in CHATTER_ROLES:
+            gate = self.chatter(p.item.content, p.item.context)  # a reply that only reacts to the user's turn
         if not gate.passed:
             p.rejected = ItemResult(p.index, "REJECT", None, (gate.reason,), gate=gate.gate, rule=gate.rule)
             p.gate_detail = gate.audit_detail()

@@ -41,8 +41,11 @@ CREATE OR REPLACE FUNCTION memvault.add_alias_v1(p_vault uuid, p_alias_key text,
         ON CONFLICT DO NOTHING;
     END;
 
--- Triples with valid time; a new single-valued fact ends the valid time of the old one it replaces.
-CREATE OR REPLACE FUNCTION memvault.insert_triples_v1(p_vault uuid, p_triples jsonb)
+-- Triples with valid time, each fact once. A triple the vault already holds as current (the same subject, predicate
+-- and object, from whatever block: a turn's chunk and the unit the session's close extracts from it state the same
+-- fact) is not added again, nor twice from one call; the rows returned are the ones added (item: the position in
+-- p_triples). A new single-valued fact ends the valid time of the old one it replaces.
+CREATE OR REPLACE FUNCTION memvault.insert_triples_v2(p_vault uuid, p_triples jsonb)
     RETURNS TABLE (item integer, triple_id bigint)
     LANGUAGE sql VOLATILE
     SET search_path = memvault, public, pg_catalog
@@ -59,16 +62,51 @@ CREATE OR REPLACE FUNCTION memvault.insert_triples_v1(p_vault uuid, p_triples js
              WHERE src.single AND t.vault_id = p_vault AND t.subject_id = src.s AND t.predicate = src.p
                AND t.object_id <> src.o AND t.invalid_at IS NULL AND t.valid_at <= src.v
             RETURNING t.id
+        ), fresh AS (
+            SELECT DISTINCT ON (src.s, src.p, src.o) src.*
+              FROM src
+             WHERE NOT EXISTS (SELECT 1 FROM memvault.triple t
+                                WHERE t.vault_id = p_vault AND t.subject_id = src.s AND t.predicate = src.p
+                                  AND t.object_id = src.o AND t.invalid_at IS NULL)
+             ORDER BY src.s, src.p, src.o, src.ord
         ), ins AS (
             INSERT INTO memvault.triple (vault_id, subject_id, predicate, object_id, evidence_block_id, confidence,
                                          valid_at)
-            SELECT p_vault, s, p, o, b, c, v FROM src ORDER BY ord
+            SELECT p_vault, s, p, o, b, c, v FROM fresh ORDER BY ord
             RETURNING id
         )
-        SELECT s.ord, i.id
+        SELECT f.ord, i.id
           FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM ins) i
-          JOIN (SELECT ord, row_number() OVER (ORDER BY ord) AS rn FROM src) s USING (rn);
+          JOIN (SELECT ord, row_number() OVER (ORDER BY ord) AS rn FROM fresh) f USING (rn);
     END;
+
+-- The relations a superseded memory stated end when the memory that replaced it starts (Dedup's SUPERSEDE of a
+-- change: "switched to a Framework 13" ends "user uses a MacBook Pro"). Each of p_ends names one (subject_id,
+-- predicate, object_id) read from the old block's text, the old block (block_id) and the time (at); the current
+-- triple with those ends, drawn from the old block or from a chunk of the turns it came from (the turn's chunk
+-- states a fact before the session's close extracts it), takes that invalid_at. Returns the triples ended.
+CREATE OR REPLACE FUNCTION memvault.end_replaced_triples_v1(p_vault uuid, p_ends jsonb)
+    RETURNS integer
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    UPDATE memvault.triple t SET invalid_at = greatest(x.at, t.valid_at)
+      FROM (SELECT (e->>'subject_id')::bigint AS s, e->>'predicate' AS p, (e->>'object_id')::bigint AS o,
+                   (e->>'block_id')::bigint AS old, (e->>'at')::timestamptz AS at
+              FROM jsonb_array_elements(p_ends) AS e) x
+      JOIN memvault.block ob ON ob.vault_id = p_vault AND ob.id = x.old
+     WHERE t.vault_id = p_vault AND t.subject_id = x.s AND t.predicate = x.p AND t.object_id = x.o
+       AND t.invalid_at IS NULL
+       AND EXISTS (SELECT 1 FROM memvault.block e
+                    WHERE e.vault_id = p_vault AND e.id = t.evidence_block_id
+                      AND (e.id = ob.id OR e.kind = 'chunk' AND e.source_turn_ids && ob.source_turn_ids));
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    RETURN v_count;
+END
+$$;
 
 -- Mirror new entities and triples into the vault's AGE graph.
 CREATE OR REPLACE FUNCTION memvault.graph_add_v1(p_vault uuid, p_entities jsonb, p_edges jsonb)

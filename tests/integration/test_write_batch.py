@@ -155,7 +155,9 @@ async def test_bulk_sessions_equal_appending_turn_by_turn(services) -> None:
     assert [r.session_id for r in results] == [s.session_id for s in sessions]
     assert [len(r.turn_ids) for r in results] == [len(said)] * 3
     decisions = [c.decision for r in results for c in r.chunks]
-    assert decisions.count("CREATE") == 4 and decisions.count("SKIP") == 11, decisions  # repeats, in and across
+    # repeats, in and across sessions; the assistant's offer ("Great, do you want hotel ideas too?") is no memory
+    assert decisions.count("CREATE") == 3 and decisions.count("SKIP") == 9, decisions
+    assert decisions.count("REJECT") == 3, decisions
     await assert_same_vaults(services, batched, single)
 
 

@@ -110,7 +110,8 @@ _EN_COMPILED = [
     for pred, verb in _EN_PATTERNS
 ]
 _POSSESSIVE = re.compile(
-    r"\b(?P<s>[Mm]y|I|[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)(?:'s|’s)?\s+(?P<attr>name|age|job|email|phone|birthday|"
+    r"\b(?P<s>(?:[Mm]y|[Oo]ur)\s+[a-z]+(?=(?:'s|’s)\s)|[Mm]y|I|[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)(?:'s|’s)?\s+"
+    r"(?P<attr>name|age|job|email|phone|birthday|"
     r"address|favorite\s+\w+|favourite\s+\w+|title|role)\s+is\s+(?P<o>[^.,;!?\n]+)"
 )
 _OBJ_STOP = re.compile(
@@ -120,6 +121,8 @@ _OBJ_STOP = re.compile(
     re.I,
 )
 _FIRST_PERSON = {"i", "we", "my", "our", "me"}
+# A verb of being inside an object: the object is a clause ("name is Wen", "main service is written in Ruby").
+_CLAUSE = re.compile(r"\b(?:is|are|was|were|am)\b", re.I)
 _NOT_ATTRIBUTE = {
     "it",
     "that",
@@ -248,6 +251,9 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
                 first = obj.split()[0].lower() if obj else ""
                 if pred == "is" and (not obj or first in _NOT_ATTRIBUTE or first.endswith("ing")):
                     continue
+                if _CLAUSE.search(obj):
+                    # a whole clause is no object: "My sister's name is Wen" read as "My sister" + "'s" (is)
+                    continue
                 raw_s = m.group("s")
                 neg = bool(m.groupdict().get("neg")) or " not " in m.group(0)[: m.start("o") - a + 1]
                 conf = 0.6 if raw_s.lower() in _FIRST_PERSON else 0.7
@@ -281,6 +287,10 @@ def extract_triples_heuristic(payload: ExtractTriplesInput) -> ExtractTriplesOut
                     continue
                 zh_taken.append(m.span("o"))
                 subj = _ZH_LEAD.sub("", m.group("s") or "") or m.group("s") or zh_subject
+                # a pronoun and what follows it before the verb ("我上个月搬到杭州"): the pronoun is the subject
+                pronoun = re.match(r"我們|我们|他們|他们|她們|她们|我|他|她", subj or "")
+                if pronoun and subj and len(subj) > pronoun.end() and not re.match(r"的|們|们", subj[pronoun.end():]):
+                    subj = pronoun.group()
                 if not subj:
                     continue
                 zh_subject = subj
