@@ -431,6 +431,10 @@ SELECT memvault.end_replaced_triples_v1(%s, %s::jsonb);
 -- app/write/graph.py
 SELECT * FROM memvault.insert_triples_v2(%s, %s::jsonb);
 
+-- add_entity_mentions --
+-- app/write/graph.py
+SELECT memvault.add_entity_mentions_v1(%s, %s::bigint[], %s::integer[]);
+
 -- graph_add --
 -- app/write/graph.py
 SELECT memvault.graph_add_v1(%s, %s::jsonb, %s::jsonb);

@@ -149,7 +149,7 @@ class InspectorController(Controller):
         except MemvaultError as exc:
             return error_page(exc)
         body = [f"<p><a href='/inspect/{e(v.name)}'>back to {e(v.name)}</a> · "
-                f"<span id='mentions'>mentioned {count(ent['mention_count'], 'time')}</span></p>",
+                f"<span id='mentions'>named in {count(ent['mention_count'], 'memory', 'memories')}</span></p>",
                 graph_svg(rows, {ent["id"]}, lambda n: f"/inspect/{v.name}/entities/{n}") if rows else
                 "<p>No relations.</p>"]
         if rows:

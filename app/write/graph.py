@@ -80,6 +80,13 @@ class GraphBuild:
                      "single_valued": t.predicate in SINGLE_VALUED}
                     for b, t in extracted if ids[t.subject] != ids[t.object]
                     and (ids[t.subject], t.predicate, ids[t.object], b["id"]) not in have]
+            mentions: dict[int, set[int]] = {}  # entity -> the memories of this build that name it
+            for r in rows:
+                for entity_id in (r["subject_id"], r["object_id"]):
+                    mentions.setdefault(entity_id, set()).add(r["block_id"])
+            if mentions:
+                await conn.execute(Q.add_entity_mentions,
+                                   (vault_id, list(mentions), [len(b) for b in mentions.values()]))
             cur = await conn.execute(Q.insert_triples,
                                      (vault_id, json.dumps(rows)))
             # Only the triples added come back (a fact the vault holds as current is not added twice; item: 1-based)

@@ -15,9 +15,10 @@ BEGIN
                p_embeddings[x.ord] AS emb
           FROM jsonb_array_elements(p_entities) WITH ORDINALITY AS x(e, ord)
     ), ins AS (
+        -- mention_count is counted by add_entity_mentions_v1, once per memory that names the entity
         INSERT INTO memvault.entity AS t (vault_id, name, canonical_key, kind, embedding, mention_count)
-        SELECT DISTINCT ON (key) p_vault, name, key, kind, emb, 1 FROM src ORDER BY key, ord
-        ON CONFLICT (vault_id, canonical_key) DO UPDATE SET mention_count = t.mention_count + 1
+        SELECT DISTINCT ON (key) p_vault, name, key, kind, emb, 0 FROM src ORDER BY key, ord
+        ON CONFLICT (vault_id, canonical_key) DO UPDATE SET mention_count = t.mention_count
         RETURNING t.id, t.canonical_key, (xmax = 0) AS inserted
     )
     SELECT s.ord, i.id, i.inserted FROM src s JOIN ins i ON i.canonical_key = s.key;
@@ -29,6 +30,17 @@ BEGIN
     ON CONFLICT DO NOTHING;
 END
 $$;
+
+-- Each entity's mentions: p_counts[i] more memories name entity p_ids[i] (a graph build counts each memory once).
+CREATE OR REPLACE FUNCTION memvault.add_entity_mentions_v1(p_vault uuid, p_ids bigint[], p_counts integer[])
+    RETURNS void
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    BEGIN ATOMIC
+        UPDATE memvault.entity e SET mention_count = e.mention_count + x.n
+          FROM unnest(p_ids, p_counts) AS x(id, n)
+         WHERE e.vault_id = p_vault AND e.id = x.id;
+    END;
 
 CREATE OR REPLACE FUNCTION memvault.add_alias_v1(p_vault uuid, p_alias_key text, p_alias text, p_entity bigint,
                                                  p_source text)

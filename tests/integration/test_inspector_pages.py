@@ -239,8 +239,8 @@ async def test_every_inspector_page_at_desktop_and_phone_width(services, admin_k
     assert order.index(str(old_block)) == len(order) - 1, said
     assert said == sorted(said, reverse=True), said
     # the right number: Paris is mentioned once
-    assert "mentioned 1 time" in desktop["entity-paris"]["text"]
-    assert "mentioned 1 times" not in desktop["entity-paris"]["text"]
+    assert "named in 1 memory" in desktop["entity-paris"]["text"]
+    assert "1 memories" not in desktop["entity-paris"]["text"]
     # the graph draws every node of Acme's neighbourhood, and names most relations in the picture itself
     graph = desktop["entity"]["graph"]
     assert len(graph["nodes"]) >= 10 and sum(1 for t in graph["labels"] if t["text"] == "works_at") >= 4

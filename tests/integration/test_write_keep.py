@@ -64,3 +64,21 @@ async def test_a_possessive_name_is_one_clean_triple(services, vault) -> None:
         "SELECT subject, predicate, object FROM memvault.entity_graph WHERE vault_id = %s", (vault.id,))
     assert [(g["subject"], g["predicate"], g["object"]) for g in graph].count(("user's sister", "name", "Wen")) == 1
     assert not any(" is " in g["object"] for g in graph), graph
+
+
+async def test_an_entity_counts_each_memory_that_names_it_once(services, vault) -> None:
+    """mention_count: the memories that name the entity (the inspector's "named in N memories"), not one per graph
+    build; a build run again over the same memories adds nothing."""
+    from app.write.items import WriteItem
+
+    texts = ["Alice works at Acme.", "My brother Bob moved to Berlin last spring and works at Acme."]
+    await services.write.remember(vault, [WriteItem(content=t, said_at=T0 + timedelta(hours=i), source_kind="user")
+                                          for i, t in enumerate(texts)])
+    ids = [r["id"] for r in await services.db.fetchall(
+        "SELECT id FROM memvault.block WHERE vault_id = %s ORDER BY id", (vault.id,), vault_id=vault.id)]
+    await GraphBuild(services).run(vault.id, ids[:1])
+    await GraphBuild(services).run(vault.id, ids[1:])
+    await GraphBuild(services).run(vault.id, ids)  # a retried job
+    counts = {r["name"]: r["mention_count"] for r in await services.db.fetchall(
+        "SELECT name, mention_count FROM memvault.entity WHERE vault_id = %s", (vault.id,), vault_id=vault.id)}
+    assert counts.get("Acme") == 2 and counts.get("Alice") == 1 and counts.get("Bob") == 1, counts
