@@ -143,6 +143,7 @@ class VectorMirror:
         # asked again while it stands (see :meth:`nearest`).
         self.version = 0
         self._last: tuple[Any, ...] | None = None
+        self.searches = 0  # questions searched (not answered from the last answer): for tests and timing
 
     def __len__(self) -> int:
         return sum(int(layer.alive[: layer.n].sum()) for layer in self._layers.values())
@@ -205,6 +206,7 @@ class VectorMirror:
         ids: list[int] = []
         if not len(vectors):
             return items, ids
+        self.searches += 1
         q = np.asarray(np.stack(vectors), dtype=np.float32)
         q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
         which_layer = np.asarray(layers)
