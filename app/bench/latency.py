@@ -191,7 +191,7 @@ def handler(args: argparse.Namespace) -> int:
             from app.bench.spread import run_spread
 
             return await run_spread(services, args.memories, args.vaults, queries=args.queries, batch=args.batch,
-                                    keep=args.keep)
+                                    keep=args.keep, slow_queries=args.slow_queries)
         return await run_latency(services, args.memories, queries=args.queries, slow_queries=args.slow_queries,
                                  batch=args.batch, vault_name=args.vault, keep=args.keep, config=config,
                                  reindex=args.reindex, build_memory=args.build_memory)
