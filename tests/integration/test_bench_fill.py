@@ -32,3 +32,17 @@ async def test_a_fill_stopped_midway_goes_on_where_it_stopped(services) -> None:
     assert await contents(services, resumed) == await contents(services, whole)
     # Full: nothing more is written, and no time is spent.
     assert await fill(services, resumed, 60, 16, quiet=True) == (await vault_memories(services, resumed), 0.0)
+
+
+async def test_the_footprint_names_the_clusters_memory_and_the_vaults_disk(services) -> None:
+    from app.bench.footprint import footprint
+
+    vault = await create_vault(services.db, "held")
+    await fill(services, vault, 20, 16, quiet=True, build_ann_index=False)
+    held = await footprint(services, vault)
+    disk, memory = held["disk_mb"], held["memory_mb"]
+    assert disk["database"] > disk["block_table"] > 0 and disk["block_indexes"] > 0
+    assert disk["vault_hnsw_index"] == 0  # 20 memories: no index of its own
+    assert memory["postgres_shared_buffers"] and memory["bench_process_peak_rss_mb"] > 50
+    pg = memory["postgres"]
+    assert pg is not None and pg["processes"] >= 3 and pg["private_rss_mb"] > 0 and pg["shared_rss_mb"] > 0
