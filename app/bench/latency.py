@@ -78,9 +78,9 @@ async def build_index(services: Any, vault: Any, *, rebuild: bool, memory: str |
 
 async def drop_index_for_fill(services: Any, vault: Any) -> bool:
     """Drop a kept vault's HNSW index before its fill goes on (it is built again once, after): every insert into
-    an indexed vault also walks its graph (2 ms of PostgreSQL a memory, against 0.25 without). A kept vault past
-    5,000 memories has one as soon as any benchmark starts on its database: the migration to head that every
-    run begins with builds the index of each vault past the threshold (app/db/migrate.py, AT_HEAD)."""
+    an indexed vault also walks its graph (2-3 ms of PostgreSQL a memory, against ~0.3 without). A vault whose
+    fill stopped past 5,000 memories gets one from anything that builds the due indexes: ``memvault migrate``,
+    ``memvault index``, a worker's minute job (the benchmarks' own start no longer does: app/bench/runtime.py)."""
     import psycopg
     from psycopg import sql
 
