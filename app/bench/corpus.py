@@ -79,37 +79,51 @@ def percentile(xs: list[float], p: float) -> float:
     return round(s[idx], 2)
 
 
-async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0,
-               quiet: bool = False) -> tuple[int, float]:
+async def vault_memories(services: Any, vault: Any) -> int:
+    """The vault's blocks that are not retracted (what a fill counts)."""
+    row = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE retracted_at IS NULL",
+                                     vault_id=vault.id)
+    return int(row["n"])
+
+
+# The fill's texts are said 7 minutes apart from this instant on: the i-th text's said_at (its block's valid_at)
+# says how far a fill got, so a fill resumed on a kept vault goes on from the text after its latest memory.
+FILL_START = datetime(2024, 1, 1, tzinfo=UTC)
+FILL_STEP = timedelta(minutes=7)
+
+
+async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, quiet: bool = False,
+               build_ann_index: bool = True) -> tuple[int, float]:
     """Write memories until the vault holds n, through the write track's bulk path (app/write/bulk.py: batches
-    of ``batch``, the vault's own HNSW index built when it crosses the size, as the worker's build_ann_indexes
-    job would); returns (memories, seconds spent writing). ``skip``: texts of the corpus left to other vaults
-    (app/bench/spread.py); ``quiet``: no progress bar."""
+    of ``batch``; the vault's own HNSW index built once at the end unless ``build_ann_index`` is False, as the
+    worker's build_ann_indexes job would); returns (memories, seconds spent writing). ``skip``: texts of the
+    corpus left to other vaults (app/bench/spread.py); ``quiet``: no progress bar.
+
+    Resumable: a vault that holds some of its memories (a fill stopped midway, ``--keep``) goes on from the
+    text after its latest one (by its said_at) rather than screening the texts it already holds again."""
     from app.bench.harness import ensure_rail2
     from app.bench.runtime import progress
     from app.write.bulk import BulkConfig, BulkIngest
     from app.write.items import WriteItem
 
-    async def count() -> int:
-        row = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE retracted_at IS NULL",
-                                         vault_id=vault.id)
-        return int(row["n"])
-
-    have = await count()
+    have = await vault_memories(services, vault)
     if have >= n:
         return have, 0.0
+    i = 0
+    if have:
+        row = await services.db.fetchone("SELECT max(valid_at) AS last FROM memvault.block", vault_id=vault.id)
+        if row["last"] is not None and row["last"] >= FILL_START:
+            i = (row["last"] - FILL_START) // FILL_STEP + 1
     sentences, _ = await asyncio.to_thread(corpus)
-    bulk = BulkIngest(services, BulkConfig(batch_items=batch))
-    start = datetime(2024, 1, 1, tzinfo=UTC)
+    bulk = BulkIngest(services, BulkConfig(batch_items=batch, build_ann_index=build_ann_index))
     seconds = 0.0
     bar = progress(n, "ingest", "mem", disable=quiet)
     bar.update(have)
-    source = itertools.islice(texts(sentences, 10 * n + skip), skip, None)
-    i = 0
+    source = itertools.islice(texts(sentences, 10 * n + skip), skip + i, None)
     while have < n:
         chunk = []
         for text in source:
-            chunk.append(WriteItem(content=text, said_at=start + timedelta(minutes=7 * i),
+            chunk.append(WriteItem(content=text, said_at=FILL_START + FILL_STEP * i,
                                    source_kind="user" if i % 2 == 0 else "assistant",
                                    session_id=f"lat-{i // 40}"))
             i += 1
@@ -123,4 +137,4 @@ async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0,
         have += sum(1 for r in results if r.decision == "CREATE")
     bar.close()
     await ensure_rail2(services, vault.id)  # the second rail's worker job (when configured), not timed
-    return await count(), seconds
+    return await vault_memories(services, vault), seconds

@@ -2,14 +2,17 @@
 
 A vault of N memories is filled with real conversational text (the sentences of the LongMemEval and LoCoMo dev
 files; when N needs more, sentences are paired with their neighbours, which varies them without making up
-words) through the write track, in batches (the vault's own HNSW index is built once it has 5,000 blocks, as the
-worker's build_ann_indexes job would). That index is then rebuilt and the table vacuumed and
-analyzed, as autovacuum would within a minute (``index_build_s``: what a restore or a re-embed costs). Queries
+words) through the write track's bulk path, in batches. The vault's own HNSW index is then built once, from
+scratch (``index_build_s``: what a restore or a re-embed costs; the worker's build_ann_indexes job would build it
+within a minute), and the table vacuumed and analyzed, as autovacuum would. Queries
 are the files' real questions: ``fast`` forces thinking mode fast, ``slow`` the same queries forced slow
 (multi-query, cascade recall, CRAG) with the offline default models. Every recall is the full ``recall``
 (classify, search, scoring, rerank gate, sanitize, format, write-back and recall_log), query embedding included.
 
-``--vault NAME --keep`` keeps the vault for another run (a vault that already holds N memories is not refilled).
+``--vault NAME --keep`` keeps the vault for another run: a vault that already holds N memories is not refilled
+(the run goes straight to the queries, its index kept unless ``--reindex``), and a fill stopped midway goes on
+from where it stopped (app/bench/corpus.py). The result also says what the vault costs to hold: disk and memory
+(app/bench/footprint.py), with the HNSW build settings and the ef_search recall runs at.
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.bench.corpus import corpus, fill, percentile, texts  # noqa: F401  (callers import them from here too)
+from app.bench.corpus import corpus, fill, percentile, texts, vault_memories  # noqa: F401  (callers import them)
 
-KEYS = ("memories", "fast_p50_ms", "fast_p95_ms", "fast_p99_ms", "slow_p50_ms", "slow_p95_ms", "ingest_per_s",
-        "db_mb", "index_build_s")
+KEYS = ("memories", "fast_p50_ms", "fast_p95_ms", "fast_p99_ms", "slow_p50_ms", "slow_p95_ms", "slow_p99_ms",
+        "ingest_per_s", "ingested", "db_mb", "index_build_s", "ef_search", "disk_mb", "memory_mb")
 
 
 def add_parser(bench_sub: argparse._SubParsersAction) -> None:
@@ -39,21 +42,67 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vaults", type=int, default=1, help="spread the memories across this many vaults "
                    "(latency-spread-NNNN; fast queries round-robin; default 1)")
     p.add_argument("--json", dest="json_path", type=Path, help="write the result keys to this file")
+    p.add_argument("--reindex", action="store_true",
+                   help="rebuild the vault's HNSW index (timed) even when a kept vault has one")
+    p.add_argument("--build-memory", dest="build_memory", metavar="SIZE",
+                   help="maintenance_work_mem for the index build (e.g. 3GB: a million 512-d vectors' graph "
+                        "needs ~2.5 GB, and a build that outgrows it is many times slower); default the cluster's")
     p.add_argument("--read", metavar="LEVER=V",
                    help="one read setting other than the default (e.g. search.sparse_bm25=true; the --tune syntax "
                         "of bench locomo with one value): recall runs with it")
     p.set_defaults(func=handler)
 
 
-async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int, batch: int,
-                      vault_name: str | None, keep: bool, config: Any = None) -> dict[str, Any]:
-    from contextlib import asynccontextmanager
-
+async def build_index(services: Any, vault: Any, *, rebuild: bool, memory: str | None) -> float | None:
+    """Build the vault's own HNSW index (drop and build again when ``rebuild``) with the DDL the worker runs, not
+    concurrently (nothing else writes the vault); seconds, or None when it had one and was left alone (or is too
+    small for one)."""
+    import psycopg
     from psycopg import sql
 
+    from app.db.ann_index import MIN_BLOCKS, has_index
+
+    row = await services.db.fetchone("SELECT memvault.vault_block_count_v1(%s) AS n, memvault.ann_index_name_v1(%s) "
+                                     "AS name", (MIN_BLOCKS, vault.id), vault_id=vault.id)
+    if int(row["n"]) < MIN_BLOCKS or (not rebuild and await has_index(services.db, vault.id)):
+        return None
+    t0 = time.perf_counter()
+    async with await psycopg.AsyncConnection.connect(services.db.ddl_url, autocommit=True) as conn:
+        if memory:
+            await conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(memory)))
+        await conn.execute(sql.SQL("DROP INDEX IF EXISTS memvault.{}").format(sql.Identifier(row["name"])))
+        ddl = await (await conn.execute("SELECT memvault.ann_index_ddl_v1(%s, false)", (vault.id,))).fetchone()
+        await conn.execute(ddl[0])
+    return time.perf_counter() - t0
+
+
+async def drop_index_for_fill(services: Any, vault: Any) -> bool:
+    """Drop a kept vault's HNSW index before its fill goes on (it is built again once, after): every insert into
+    an indexed vault also walks its graph (2-3 ms of PostgreSQL a memory, against ~0.3 without). A vault whose
+    fill stopped past 5,000 memories gets one from anything that builds the due indexes: ``memvault migrate``,
+    ``memvault index``, a worker's minute job (the benchmarks' own start no longer does: app/bench/runtime.py)."""
+    import psycopg
+    from psycopg import sql
+
+    from app.db.ann_index import has_index
+
+    if not await has_index(services.db, vault.id):
+        return False
+    row = await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS name", (vault.id,))
+    async with await psycopg.AsyncConnection.connect(services.db.ddl_url, autocommit=True) as conn:
+        await conn.execute(sql.SQL("DROP INDEX IF EXISTS memvault.{}").format(sql.Identifier(row["name"])))
+    return True
+
+
+async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int, batch: int,
+                      vault_name: str | None, keep: bool, config: Any = None, reindex: bool = False,
+                      build_memory: str | None = None) -> dict[str, Any]:
+    from contextlib import asynccontextmanager
+
+    from app.bench.footprint import footprint
     from app.bench.harness import analyze_blocks
     from app.bench.runtime import progress, scratch_vault
-    from app.read.config import RecallOptions
+    from app.read.config import ReadConfig, RecallOptions
     from app.read.recall import ReadTrack
     from app.vaults import drop_vault, get_or_create_vault
 
@@ -71,16 +120,13 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
     ctx = named() if vault_name else scratch_vault(services, "latency")
     async with ctx as vault:
         t0 = time.perf_counter()
-        memories, ingest_s = await fill(services, vault, n, batch)
-        t_build = time.perf_counter()
-        async with services.db.transaction() as conn:  # the vault's own HNSW index, rebuilt after the bulk fill
-            cur = await conn.execute("SELECT memvault.ann_index_name_v1(%s) AS name, "
-                                     "memvault.has_ann_index_v1(%s) AS has", (vault.id, vault.id))
-            row = await cur.fetchone()
-            if row["has"]:
-                await conn.execute(sql.SQL("REINDEX INDEX memvault.{}").format(sql.Identifier(row["name"])))
-        await analyze_blocks(services, [vault], vacuum=True)
-        index_build_s = time.perf_counter() - t_build
+        before = await vault_memories(services, vault)
+        if before < n:
+            await drop_index_for_fill(services, vault)
+        memories, ingest_s = await fill(services, vault, n, batch, build_ann_index=False)
+        # Built once, after the fill (the bulk path's own way: app/write/bulk.py); a kept vault's stays.
+        index_build_s = await build_index(services, vault, rebuild=reindex or memories > before, memory=build_memory)
+        await analyze_blocks(services, [vault], vacuum=memories > before)
         _, qs = await asyncio.to_thread(corpus)
         qs = qs or ["What did I say about my trip?"]
         pick = [qs[i % len(qs)] for i in range(max(queries, slow_queries) + 10)]
@@ -101,28 +147,46 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
 
         fast = await timed("fast", queries)
         slow = await timed("slow", slow_queries)
-        size = await services.db.fetchone("SELECT pg_database_size(current_database()) AS b")
         from app.bench.spread import ann_recall
 
         ann = await ann_recall(services, [vault], qs[:100])
+        held = await footprint(services, vault)
+        added = memories - before
         return {
             "memories": memories,
             "fast_p50_ms": percentile(fast, 50), "fast_p95_ms": percentile(fast, 95),
             "fast_p99_ms": percentile(fast, 99),
             "slow_p50_ms": percentile(slow, 50), "slow_p95_ms": percentile(slow, 95),
-            "ingest_per_s": round(memories / ingest_s, 1) if ingest_s > 0 else None,
-            "db_mb": round(int(size["b"]) / 2**20, 1),
-            "index_build_s": round(index_build_s, 2),
+            "slow_p99_ms": percentile(slow, 99),
+            "ingest_per_s": round(added / ingest_s, 1) if ingest_s > 0 and added > 0 else None,
+            "ingested": added,
+            "db_mb": held["disk_mb"]["database"],
+            "index_build_s": round(index_build_s, 2) if index_build_s is not None else None,
+            "ef_search": (config or ReadConfig()).search.ef_search,  # what recall ran its HNSW scans at
+            **held,
             "wall_s": round(time.perf_counter() - t0, 1),
             "ann": ann,
         }
 
 
 def format_table(r: dict[str, Any]) -> str:
+    disk, mem = r["disk_mb"], r["memory_mb"]
+    pg = mem["postgres"] or {}
+    ann = r["ann"]
     rows = [("memories", r["memories"]), ("fast p50 / p95 / p99 ms", f"{r['fast_p50_ms']} / {r['fast_p95_ms']} / "
-            f"{r['fast_p99_ms']}"), ("slow p50 / p95 ms", f"{r['slow_p50_ms']} / {r['slow_p95_ms']}"),
-            ("ingest memories/s", r["ingest_per_s"]), ("database MB", r["db_mb"]),
-            ("index build s", r["index_build_s"])]
+            f"{r['fast_p99_ms']}"),
+            ("slow p50 / p95 / p99 ms", f"{r['slow_p50_ms']} / {r['slow_p95_ms']} / {r['slow_p99_ms']}"),
+            ("ingest memories/s", f"{r['ingest_per_s']} ({r['ingested']} written by this run)"),
+            ("index build s", r["index_build_s"] if r["index_build_s"] is not None else "kept (not rebuilt)"),
+            ("HNSW / ef_search", f"m {ann['hnsw']['m']}, ef_construction {ann['hnsw']['ef_construction']} / "
+             f"{r['ef_search']}"),
+            ("ANN recall@10 vs exact", " ".join(f"{k[len('ef_search_'):]}: {v['recall_at_k']}" for k, v in ann.items()
+                                                if k.startswith("ef_search_")) or ann.get("note", "")),
+            ("disk MB: database / block table / its indexes / vault HNSW",
+             f"{disk['database']} / {disk['block_table']} / {disk['block_indexes']} / {disk['vault_hnsw_index']}"),
+            ("memory: PG shared_buffers / PG RSS private, shared MB / bench peak RSS MB",
+             f"{mem['postgres_shared_buffers']} / {pg.get('private_rss_mb')}, {pg.get('shared_rss_mb')} / "
+             f"{mem['bench_process_peak_rss_mb']}")]
     width = max(len(k) for k, _ in rows)
     return "\n".join(["Latency (recall, query embedding included)"] + [f"  {k:<{width}}  {v}" for k, v in rows])
 
@@ -147,9 +211,10 @@ def handler(args: argparse.Namespace) -> int:
             from app.bench.spread import run_spread
 
             return await run_spread(services, args.memories, args.vaults, queries=args.queries, batch=args.batch,
-                                    keep=args.keep)
+                                    keep=args.keep, slow_queries=args.slow_queries)
         return await run_latency(services, args.memories, queries=args.queries, slow_queries=args.slow_queries,
-                                 batch=args.batch, vault_name=args.vault, keep=args.keep, config=config)
+                                 batch=args.batch, vault_name=args.vault, keep=args.keep, config=config,
+                                 reindex=args.reindex, build_memory=args.build_memory)
 
     if args.vaults < 1 or args.vaults > args.memories:
         print("memvault: --vaults: between 1 and --memories", file=sys.stderr)

@@ -28,7 +28,19 @@ from app.services import Services
 from app.settings import BenchSettings, Settings, get_settings
 from app.vaults import Vault, create_vault, drop_vault
 
-EVAL_DIR = Path(app.__file__).resolve().parents[1].parent / "shared" / "eval"
+
+
+def _eval_dir() -> Path:
+    """``shared/eval`` beside the checkout (``../shared/eval``), or beside an ancestor of it: a git worktree kept
+    under a folder of worktrees (``work/wt/<name>``) finds the same files as the main checkout beside them."""
+    checkout = Path(app.__file__).resolve().parents[1]
+    for folder in checkout.parents:
+        if (folder / "shared" / "eval").is_dir():
+            return folder / "shared" / "eval"
+    return checkout.parent / "shared" / "eval"
+
+
+EVAL_DIR = _eval_dir()
 
 T = TypeVar("T")
 
@@ -66,7 +78,9 @@ def ensure_bench_database(settings: Settings, dbname: str | None = None) -> str:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
             except psycopg.errors.DuplicateDatabase:
                 pass  # created meanwhile by another benchmark
-    upgrade(url)  # at head it re-applies the idempotent SQL files: this checkout's functions
+    # At head it re-applies the idempotent SQL files (this checkout's functions); the HNSW indexes of vaults past
+    # the threshold are the benchmarks' own to build (a fill stopped midway builds its vault's once it is done).
+    upgrade(url, ann_indexes=False)
     return url
 
 

@@ -62,9 +62,13 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
     return out
 
 
-async def run_spread(services: Any, n: int, vaults: int, *, queries: int, batch: int, keep: bool) -> dict[str, Any]:
-    """N memories across ``vaults`` vaults named latency-spread-NNNN (kept with ``keep``, refilled only if short)."""
-    from app.bench.corpus import corpus, fill, percentile
+async def run_spread(services: Any, n: int, vaults: int, *, queries: int, batch: int, keep: bool,
+                     slow_queries: int = 0) -> dict[str, Any]:
+    """N memories across ``vaults`` vaults named latency-spread-NNNN (kept with ``keep``, refilled only if short:
+    a fill stopped midway goes on from where it stopped). Fast recalls, then ``slow_queries`` slow ones,
+    round-robin over the vaults; disk and memory as for one vault (app/bench/footprint.py)."""
+    from app.bench.corpus import corpus, fill, percentile, vault_memories
+    from app.bench.footprint import footprint
     from app.bench.runtime import progress
     from app.read.config import RecallOptions
     from app.read.recall import recall
@@ -73,11 +77,12 @@ async def run_spread(services: Any, n: int, vaults: int, *, queries: int, batch:
     per = max(1, n // vaults)
     made = [await get_or_create_vault(services.db, f"latency-spread-{i:04d}") for i in range(vaults)]
     try:
-        t0, memories, ingest_s = time.perf_counter(), 0, 0.0
+        t0, memories, ingest_s, added = time.perf_counter(), 0, 0.0, 0
         bar = progress(vaults, "vaults", "vault")
         for i, v in enumerate(made):
+            before = await vault_memories(services, v)
             have, seconds = await fill(services, v, per, batch, skip=i * per, quiet=True)
-            memories, ingest_s = memories + have, ingest_s + seconds
+            memories, ingest_s, added = memories + have, ingest_s + seconds, added + have - before
             bar.update(1)
         bar.close()
         _, qs = await asyncio.to_thread(corpus)
@@ -91,13 +96,22 @@ async def run_spread(services: Any, n: int, vaults: int, *, queries: int, batch:
             await recall(services, made[(i * 7919) % vaults], qs[(10 + i) % len(qs)],
                          RecallOptions(thinking="fast", use_prefetch=False))
             fast.append((time.perf_counter() - t) * 1000)
-        size = await services.db.fetchone("SELECT pg_database_size(current_database()) AS b")
+        slow: list[float] = []
+        for i in range(slow_queries):
+            t = time.perf_counter()
+            await recall(services, made[(i * 7919) % vaults], qs[(10 + i) % len(qs)],
+                         RecallOptions(thinking="slow", use_prefetch=False))
+            slow.append((time.perf_counter() - t) * 1000)
         ann = await ann_recall(services, made, qs[:100])
+        held = await footprint(services, made[0])
         return {"memories": memories, "vaults": vaults, "per_vault": per,
                 "fast_p50_ms": percentile(fast, 50), "fast_p95_ms": percentile(fast, 95),
                 "fast_p99_ms": percentile(fast, 99),
-                "ingest_per_s": round(memories / ingest_s, 1) if ingest_s > 0 else None,
-                "db_mb": round(int(size["b"]) / 2**20, 1), "ann": ann, "wall_s": round(time.perf_counter() - t0, 1)}
+                "slow_p50_ms": percentile(slow, 50), "slow_p95_ms": percentile(slow, 95),
+                "slow_p99_ms": percentile(slow, 99),
+                "ingest_per_s": round(added / ingest_s, 1) if ingest_s > 0 and added > 0 else None,
+                "ingested": added, "db_mb": held["disk_mb"]["database"], **held, "ann": ann,
+                "wall_s": round(time.perf_counter() - t0, 1)}
     finally:
         await services.read.drain()
         if not keep:

@@ -60,13 +60,15 @@ def apply_idempotent(connection) -> None:
 
 # Steps that need the functions, run after them at every upgrade to head (each is idempotent): next months' log
 # partitions, and the HNSW index of every vault past the threshold (revision 0010 replaced the shared one).
-AT_HEAD = ("SELECT memvault.ensure_log_partitions_v1(2)", "SELECT memvault.build_due_ann_indexes_v1(5000)")
+ANN_INDEXES = "SELECT memvault.build_due_ann_indexes_v1(5000)"
+AT_HEAD = ("SELECT memvault.ensure_log_partitions_v1(2)", ANN_INDEXES)
 
 
-def apply_at_head(connection) -> None:
+def apply_at_head(connection, *, ann_indexes: bool = True) -> None:
     apply_idempotent(connection)
     for statement in AT_HEAD:
-        run_sql(connection, statement)
+        if ann_indexes or statement != ANN_INDEXES:
+            run_sql(connection, statement)
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -84,21 +86,23 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
-def upgrade(url: str, revision: str = "head") -> None:
+def upgrade(url: str, revision: str = "head", *, ann_indexes: bool = True) -> None:
     """Alembic to ``revision``; at head, then the idempotent SQL files once (a database already at head gets this
-    checkout's functions too) and the :data:`AT_HEAD` steps."""
+    checkout's functions too) and the :data:`AT_HEAD` steps. ``ann_indexes`` False: without building the due
+    per-vault HNSW indexes (the benchmarks build their vaults' own when a fill is done: a vault whose fill was
+    stopped midway would get its index built at every start, then walked by every insert of the fill going on)."""
     command.upgrade(alembic_config(url), revision)
     if revision in ("head", head_revision()):
-        reapply_idempotent(url)
+        reapply_idempotent(url, ann_indexes=ann_indexes)
 
 
-def reapply_idempotent(url: str) -> None:
+def reapply_idempotent(url: str, *, ann_indexes: bool = True) -> None:
     from sqlalchemy import create_engine
 
     engine = create_engine(sqlalchemy_url(url))
     try:
         with engine.begin() as conn:
-            apply_at_head(conn)
+            apply_at_head(conn, ann_indexes=ann_indexes)
     finally:
         engine.dispose()
 

@@ -137,16 +137,23 @@ $$;
 -- The current blocks Dedup compares with (chunks, summaries, memories, units) of a vault above a block id, with
 -- their Dedup layer (as dedup_candidates_v3 reads p_layers: 'chunk', 'summary', 'curated') and vectors: what the
 -- bulk path's in-memory copy of the vault adds before each batch (app/write/mirror.py).
+-- Planned for the id it is given (EXECUTE): a generic plan cannot tell "the last batch's 500 blocks" from "every
+-- block of the vault" and, as a SQL function, scanned the whole table and sorted it (0.4 s a batch at 145k blocks,
+-- growing with the vault) where the primary key's range scan takes ~1 ms.
 CREATE OR REPLACE FUNCTION memvault.dedup_vectors_since_v2(p_vault uuid, p_after bigint)
     RETURNS TABLE (id bigint, layer text, embedding vector)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path = memvault, public, pg_catalog
     AS $$
-    SELECT b.id, CASE WHEN b.kind IN ('chunk', 'summary') THEN b.kind ELSE 'curated' END, b.embedding
-      FROM memvault.block b
-     WHERE b.vault_id = p_vault AND b.id > p_after AND b.retracted_at IS NULL AND b.invalid_at IS NULL
-       AND b.kind IN ('chunk', 'summary', 'memory', 'unit') AND b.embedding IS NOT NULL
-     ORDER BY b.id
+BEGIN
+    RETURN QUERY EXECUTE
+        'SELECT b.id, CASE WHEN b.kind IN (''chunk'', ''summary'') THEN b.kind ELSE ''curated'' END, b.embedding
+           FROM memvault.block b
+          WHERE b.vault_id = $1 AND b.id > $2 AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+            AND b.kind IN (''chunk'', ''summary'', ''memory'', ''unit'') AND b.embedding IS NOT NULL
+          ORDER BY b.id'
+        USING p_vault, p_after;
+END
 $$;
 
 -- One Dedup at a time per vault: a write's read of its candidates, its decision and its apply happen in one

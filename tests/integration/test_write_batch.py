@@ -219,3 +219,68 @@ async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(se
     layers = {(p.item.kind, r.kind) for n, p in enumerate(prepared) for r in scanned.get(n, [])}
     assert ("summary", "summary") in layers  # summaries meet summaries, and only them
     assert not {("summary", "unit"), ("summary", "memory"), ("summary", "chunk")} & layers
+
+
+async def test_bulk_batches_holding_merges_equal_single_writes_and_search_the_mirror_once(services) -> None:
+    """Whole batches with MERGEs in them (a merged text needs its vector: the locked attempt rolls back, the batch
+    is rehearsed outside the lock and decided again, app/write/serial.py): the vault ends row for row as the same
+    items written one at a time, and the vector mirror, unchanged between those attempts, searched each batch's
+    question once (app/write/mirror.py)."""
+    single, batched = await two_vaults(services)
+    items = memories(BEFORE + BATCH + BATCH[::-1] + BEFORE, T0)  # repeats of the vault's and of the batch's own
+    track = WriteTrack(services)
+    one_by_one = [(await track.remember(single, [it]))[0] for it in items]
+    bulk = BulkIngest(services, BulkConfig(batch_items=16))
+    mirrors: list[VectorMirror] = []
+    make, decide = bulk._mirror, bulk.write.decide
+    decided: list[bool] = []
+
+    def kept() -> VectorMirror:
+        mirrors.append(make())
+        return mirrors[-1]
+
+    async def counted(*args, **kwargs) -> None:
+        decided.append(kwargs.get("rehearsal", False))
+        await decide(*args, **kwargs)
+
+    bulk._mirror, bulk.write.decide = kept, counted
+    results = await bulk.memories(batched, items)
+    decisions = [r.decision for r in results]
+    assert decisions == [r.decision for r in one_by_one]
+    assert {"CREATE", "SKIP", "MERGE", "SUPERSEDE", "REJECT"} <= set(decisions), decisions
+    batches = -(-len(items) // 16)
+    assert any(decided) and len(decided) > batches  # merges made some batches rehearse and decide again
+    # Each batch searched once (and once more per item asked again, wider, when its batch changed its nearest).
+    assert mirrors[0].searches == batches + bulk.write.requeries
+    await assert_same_vaults(services, batched, single)
+
+
+async def test_the_mirror_searches_again_once_what_it_holds_changed(services) -> None:
+    """The mirror's last answer serves only the same question asked before anything changed: a block superseded
+    or merged into (its vector replaced), or new blocks loaded, make the next question a search of its own."""
+    vault = await create_vault(services.db, "memo")
+    track = WriteTrack(services)
+    await track.remember(vault, memories(BEFORE, T0))
+    prepared = [p for p in track.screen(memories(["I live in Taipei now", "My favourite editor is Vim"], T0))
+                if p.rejected is None]
+    vectors, layers = [p.embedding for p in prepared], ["curated"] * len(prepared)
+    mirror = VectorMirror(services.embedder.dim)
+    async with services.db.transaction(vault.id) as conn:
+        await mirror.refresh(conn, vault.id)
+    first = mirror.nearest(vectors, layers, 3, 0.5)
+    assert first[0] and mirror.searches == 1
+    assert mirror.nearest(vectors, layers, 3, 0.5) == first and mirror.searches == 1  # the same question
+    assert mirror.nearest(list(vectors), layers, 3, 0.5) == first and mirror.searches == 1  # same vectors
+    mirror.nearest(vectors, layers, 2, 0.5)  # another k
+    assert mirror.searches == 2
+    mirror.nearest(vectors, layers, 3, 0.5)  # the first question again, after another one: searched
+    assert mirror.searches == 3
+    top = first[1][first[0].index(1)]  # the first item's nearest block
+    mirror.superseded(top)
+    after = mirror.nearest(vectors, layers, 3, 0.5)
+    assert mirror.searches == 4 and top not in after[1][:after[0].count(1)]
+    await track.remember(vault, memories(["Alice works at Acme Corporation"], T0 + timedelta(days=1)))
+    async with services.db.transaction(vault.id) as conn:
+        assert await mirror.refresh(conn, vault.id) == 1
+    mirror.nearest(vectors, layers, 3, 0.5)
+    assert mirror.searches == 5
