@@ -27,11 +27,12 @@ NEW_AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
 
 
 async def _moved(services, vault) -> tuple[int, int]:
-    """Two facts months apart, drawn from two sessions: where the user lives, then where the user lives now (the
-    write track's dedup finds them too far apart to judge), the graph built as the worker does."""
+    """Two facts months apart, drawn from two sessions: where the user lives, then where the user lives now, said
+    with no change cue (the write track supersedes only on a cue such as "these days" or "moved to": without one it
+    leaves the pair to the dream), the graph built as the worker does."""
     items = [WriteItem(content="I live in Boston with my cat.", said_at=OLD_AT, source_kind="user", kind="unit",
                        category="Fact", session_id="s-jan"),
-             WriteItem(content="I live in Seattle these days, close to the lake.", said_at=NEW_AT,
+             WriteItem(content="I live in Seattle, close to the lake.", said_at=NEW_AT,
                        source_kind="user", kind="unit", category="Fact", session_id="s-jun")]
     results = await WriteTrack(services).remember(vault, items)
     old, new = (r.block_id for r in results)

@@ -151,7 +151,7 @@ async def _seed(client) -> None:
     await client.post("/v1/vaults", json={"name": "insp"})
     r = await client.post("/v1/vaults/insp/sessions/s1/turns", json={"turns": [
         {"role": "user", "content": "My dentist is Dr. Lin <b>in Tainan</b>; I see her every March."},
-        {"role": "assistant", "content": "Noted: Dr. Lin, every March."}]})
+        {"role": "assistant", "content": "Dental checkups are usually recommended every six to twelve months."}]})
     assert r.status_code == 200
 
 

@@ -221,11 +221,13 @@ async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(se
     assert not {("summary", "unit"), ("summary", "memory"), ("summary", "chunk")} & layers
 
 
-async def test_bulk_batches_holding_merges_equal_single_writes_and_search_the_mirror_once(services) -> None:
-    """Whole batches with MERGEs in them (a merged text needs its vector: the locked attempt rolls back, the batch
-    is rehearsed outside the lock and decided again, app/write/serial.py): the vault ends row for row as the same
-    items written one at a time, and the vector mirror, unchanged between those attempts, searched each batch's
-    question once (app/write/mirror.py)."""
+async def test_bulk_batches_holding_merges_equal_single_writes_and_search_the_mirror_once(services,
+                                                                                        monkeypatch) -> None:
+    """Whole batches with MERGEs in them, with an embedder that is not instant (a remote one: a merged text needs
+    its vector, so the locked attempt rolls back, the batch is rehearsed outside the lock and decided again,
+    app/write/serial.py): the vault ends row for row as the same items written one at a time, and the vector
+    mirror, unchanged between those attempts, searched each batch's question once (app/write/mirror.py)."""
+    monkeypatch.setattr(services.embedder, "instant", False)
     single, batched = await two_vaults(services)
     items = memories(BEFORE + BATCH + BATCH[::-1] + BEFORE, T0)  # repeats of the vault's and of the batch's own
     track = WriteTrack(services)

@@ -107,6 +107,7 @@ def test_between_two_people_a_question_stays_an_open_question() -> None:
     ("Mel: I paint landscapes on weekends.", "Mel: I started painting portraits now.", 0.5, False),  # speaker
     ("I live in Porto.", "I visited Braga in the summer.", 0.45, False),  # no change cue
     ("My sister Ana teaches math.", "We moved to Braga in the summer.", 0.2, False),  # unrelated
+    ("Alice works at Acme.", "I moved to Lisbon in 2021 for a job at Acme.", 0.45, False),  # another subject
 ])
 def test_a_change_supersedes_the_fact_in_its_slot(old: str, new: str, cosine: float, supersede: bool) -> None:
     assert (same_slot(old, new, cosine) is not None) is supersede

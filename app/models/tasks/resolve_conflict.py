@@ -189,6 +189,11 @@ def same_slot(old: str, new: str, similarity: float | None) -> str | None:
                 return f"change cue {cues[0]!r}, same slot {a.subject} {a.predicate}: {a.object!r} -> {b.object!r}"
     if similarity < SLOT_TERM_MIN_COSINE or not switches:
         return None
+    # A fact about someone the new text does not name is another slot ("I moved to Lisbon for a job at Acme"
+    # changes nothing of "Alice works at Acme"), whatever word they share.
+    others = {a.subject for a in tr_old if a.subject[:1].isupper() and a.subject.lower() not in ("i", "user")}
+    if others and len(others) == len(tr_old) and not any(o.lower() in new.lower() for o in others):
+        return None
     # The word must come after the change cue ("... instead of VS Code", "no longer use the Pixel", "left
     # Stripe"): what changed, not who ("Ana now lives in Rome" changes nothing of "Ana loves pottery").
     after = min(m.end() for c in switches for m in [re.search(c, new, re.I)] if m)
