@@ -61,14 +61,9 @@ def handler(args: argparse.Namespace) -> int:
         from app.importers.datasets import load_locomo
 
         conversations = load_locomo(args.path, args.limit)
-        grid = None
-        if args.tune:
-            from app.bench.folds import read_settings
+        from app.bench.folds import tune_grid
 
-            try:
-                grid = read_settings(args.tune)
-            except ValueError as exc:
-                raise SystemExit(f"bench dream: {exc}") from exc
+        grid = tune_grid(args.tune, "bench dream")
 
         async def core(services: Services) -> dict:
             return await run_locomo_dream(services, conversations, thinking=args.thinking, grid=grid)

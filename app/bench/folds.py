@@ -140,6 +140,16 @@ def _value(text: str, like: Any) -> Any:
     return type(like)(text)
 
 
+def tune_grid(spec: str | None, command: str) -> dict[str, Any] | None:
+    """``--tune``'s grid (:func:`read_settings`), None without one; a malformed spec ends ``command`` with why."""
+    if not spec:
+        return None
+    try:
+        return read_settings(spec)
+    except ValueError as exc:
+        raise SystemExit(f"{command}: {exc}") from exc
+
+
 def read_settings(spec: str) -> dict[str, Any]:
     """``section.field=v1,v2,...`` (or ``field=...`` of ReadConfig itself; ``scoring.X`` is the per-intent
     ScoringConfig's field X, set for every intent) -> ``{"section.field=v": ReadConfig}`` in the order given.

@@ -90,14 +90,9 @@ def handler(args: argparse.Namespace) -> int:
     from app.bench.runtime import conditions_note, run_bench, write_json
 
     conversations = load_locomo(args.path, args.limit)
-    grid = None
-    if args.tune:
-        from app.bench.folds import read_settings
+    from app.bench.folds import tune_grid
 
-        try:
-            grid = read_settings(args.tune)
-        except ValueError as exc:
-            raise SystemExit(f"bench locomo: {exc}") from exc
+    grid = tune_grid(args.tune, "bench locomo")
 
     if args.pipeline == "rails":
         if grid:

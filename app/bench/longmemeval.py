@@ -84,14 +84,9 @@ def handler(args: argparse.Namespace) -> int:
     questions = load_longmemeval(args.path, args.limit)
     if args.per_type:
         questions = per_type(questions, args.per_type)
-    grid = None
-    if args.tune:
-        from app.bench.folds import read_settings
+    from app.bench.folds import tune_grid
 
-        try:
-            grid = read_settings(args.tune)
-        except ValueError as exc:
-            raise SystemExit(f"bench longmemeval: {exc}") from exc
+    grid = tune_grid(args.tune, "bench longmemeval")
     if args.folds is not None and args.folds < 2:
         raise SystemExit(f"bench longmemeval: --folds needs at least 2, got {args.folds}")
 
