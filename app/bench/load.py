@@ -308,9 +308,10 @@ def write_doc(r: dict) -> None:
         SECTION_BEGIN,
         "## Load (`memvault bench load`, open loop)",
         "",
-        f"`{r['command']}` at commit `{r['commit']}`, {r['when']}. **Measured on a shared 2-core machine** (load "
-        f"average {r['loadavg_before']} as the run began, other engineers' work beside it): the timings are "
-        "pessimistic and noisy; to be rerun on a quiet machine.",
+        f"`{r['command']}` at commit `{r['commit']}`, {r['when']}, on {os.cpu_count()} cores, load average "
+        f"{r['loadavg_before']} as the run began"
+        + (" (other work beside it: the timings are pessimistic and noisy)." if float(r["loadavg_before"]) >= 1.0
+           else " (nothing else running)."),
         "",
         f"`memvault serve` (the API{f' in {w} processes' if (w := r.get('workers')) else ''} and its job worker) "
         f"on loopback, a vault of {r['memories']} memories (filled in {r['fill_s']:.0f} s, its jobs done "
