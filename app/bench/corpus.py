@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import itertools
 import json
 import re
 import time
@@ -52,23 +51,31 @@ def corpus(lme: Path | None = None, loc: Path | None = None) -> tuple[list[str],
     return list(sentences), list(questions)
 
 
-def texts(sentences: list[str], n: int) -> Iterator[str]:
-    """n texts: every sentence once, then neighbouring pairs (i, i + k) for growing k; fewer when the pairs run
-    out (a corpus of m sentences has m * (m + 1) / 2 texts)."""
-    made = 0
-    for s in sentences:
+def texts(sentences: list[str], n: int, start: int = 0) -> Iterator[str]:
+    """Texts ``start`` .. ``n - 1`` of the sequence: every sentence once, then neighbouring pairs (i, i + k) for
+    growing k; fewer when the pairs run out (a corpus of m sentences has m * (m + 1) / 2 texts). ``start`` is
+    reached by arithmetic, not by making the texts before it (a spread fill of a thousand vaults starts each
+    vault's slice up to a million texts in)."""
+    m = len(sentences)
+    made = start
+    for s in sentences[start:]:
         if made >= n:
             return
         yield s
         made += 1
-    k = 1
-    while made < n and k < len(sentences):
-        for i in range(len(sentences) - k):
+    k, i = 1, 0
+    offset = max(0, start - m)  # pairs to pass over
+    while k < m and offset >= m - k:
+        offset -= m - k
+        k += 1
+    i = offset
+    while made < n and k < m:
+        for j in range(i, m - k):
             if made >= n:
                 return
-            yield f"{sentences[i]} {sentences[i + k]}"
+            yield f"{sentences[j]} {sentences[j + k]}"
             made += 1
-        k += 1
+        k, i = k + 1, 0
 
 
 def percentile(xs: list[float], p: float) -> float:
@@ -119,7 +126,7 @@ async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, 
     seconds = 0.0
     bar = progress(n, "ingest", "mem", disable=quiet)
     bar.update(have)
-    source = itertools.islice(texts(sentences, 10 * n + skip), skip + i, None)
+    source = texts(sentences, 10 * n + skip, skip + i)
     while have < n:
         chunk = []
         for text in source:

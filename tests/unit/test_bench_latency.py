@@ -22,3 +22,11 @@ def test_texts_stops_when_the_pairs_run_out() -> None:
     assert list(texts(["a one", "b two", "c three"], 100)) == [
         "a one", "b two", "c three", "a one b two", "b two c three", "a one c three"]
     assert list(texts([], 10)) == []
+
+
+def test_texts_from_a_start_equals_the_tail_of_the_whole_sequence() -> None:
+    sentences = [f"sentence {i}" for i in range(7)]
+    whole = list(texts(sentences, 40))
+    for start in range(0, 32):
+        assert list(texts(sentences, 40, start)) == whole[start:], start
+    assert list(texts(sentences, 5, 9)) == []
