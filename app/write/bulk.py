@@ -79,6 +79,11 @@ class BulkIngest:
         self.config = config
         self.sessions_track = sessions or SessionTrack(services, clock=clock)
         self.write = self.sessions_track.write
+        # The last vault's mirror, kept for the next call on that vault: loading a large vault's vectors (and
+        # building its graph) costs minutes at a million blocks, and a caller topping a vault up calls again.
+        # It is refreshed from the table before every batch (app/write/mirror.py), so what others wrote between
+        # the calls is seen as it is within one call.
+        self._kept: tuple[Any, VectorMirror] | None = None
 
     # --- public ---------------------------------------------------------------------------------------------
 
@@ -100,7 +105,7 @@ class BulkIngest:
         async def screen(batch: list[WriteItem]) -> list:
             return await self.services.models.run(self.write.screen, batch, max_items=len(batch))
 
-        mirror = self._mirror()
+        mirror = self._mirror(vault)
         defer_index = await self._defer_index(vault)
 
         async def write(batch: list[WriteItem], prepared: list) -> None:
@@ -125,7 +130,7 @@ class BulkIngest:
         the order the API path gives them (a session's chunks, then its units and summary)."""
         out: dict[str, TurnsResult] = {}
         last_seen: dict[str, str] = {}  # each session's latest turn written by this import (the next one's context)
-        mirror = self._mirror()
+        mirror = self._mirror(vault)
         defer_index = await self._defer_index(vault)
 
         async def screen(parts: list[_Part]) -> tuple[list, list[tuple[int, int]]]:
@@ -183,8 +188,12 @@ class BulkIngest:
 
     # --- helpers --------------------------------------------------------------------------------------------
 
-    def _mirror(self) -> VectorMirror | None:
-        return VectorMirror(self.services.embedder.dim, self.config.mirror) if self.config.vector_mirror else None
+    def _mirror(self, vault: Vault) -> VectorMirror | None:
+        if not self.config.vector_mirror:
+            return None
+        if self._kept is None or self._kept[0] != vault.id:
+            self._kept = (vault.id, VectorMirror(self.services.embedder.dim, self.config.mirror))
+        return self._kept[1]
 
     def _session_batches(self, sessions: Iterable[SessionIn], *, one_session: bool) -> Iterator[list[_Part]]:
         size = self.config.batch_items

@@ -237,8 +237,8 @@ async def test_bulk_batches_holding_merges_equal_single_writes_and_search_the_mi
     make, decide = bulk._mirror, bulk.write.decide
     decided: list[bool] = []
 
-    def kept() -> VectorMirror:
-        mirrors.append(make())
+    def kept(vault) -> VectorMirror:
+        mirrors.append(make(vault))
         return mirrors[-1]
 
     async def counted(*args, **kwargs) -> None:
@@ -286,3 +286,25 @@ async def test_the_mirror_searches_again_once_what_it_holds_changed(services) ->
         assert await mirror.refresh(conn, vault.id) == 1
     mirror.nearest(vectors, layers, 3, 0.5)
     assert mirror.searches == 5
+
+
+async def test_bulk_calls_on_one_vault_keep_its_mirror_and_still_see_other_writes(services) -> None:
+    """A caller topping a vault up calls again (bench latency's fill): the second call reuses the first call's
+    mirror instead of loading the vault again, and what another writer added between the calls is still
+    seen (the mirror is refreshed before each batch), so the vault ends as with writes one at a time."""
+    single, batched = await two_vaults(services)
+    items = memories(BEFORE + BATCH, T0)
+    first, between, second = items[:5], items[5:6], items[6:]
+    track = WriteTrack(services)
+    for it in items:
+        await track.remember(single, [it])
+    bulk = BulkIngest(services, BulkConfig(batch_items=4))
+    await bulk.memories(batched, first)
+    kept = bulk._mirror(batched)
+    loaded = kept.after
+    await track.remember(batched, between)  # another writer, between the two calls
+    await bulk.memories(batched, second)
+    assert bulk._mirror(batched) is kept and kept.after > loaded
+    await assert_same_vaults(services, batched, single)
+    other = await create_vault(services.db, "another")
+    assert bulk._mirror(other) is not kept  # one vault's mirror is never another's
