@@ -28,7 +28,8 @@ from typing import Any
 from app.bench.corpus import corpus, fill, percentile, texts, vault_memories  # noqa: F401  (callers import them)
 
 KEYS = ("memories", "fast_p50_ms", "fast_p95_ms", "fast_p99_ms", "slow_p50_ms", "slow_p95_ms", "slow_p99_ms",
-        "fast_cpu_ms", "slow_cpu_ms", "ingest_per_s", "ingested", "db_mb", "index_build_s", "ef_search", "disk_mb", "memory_mb")
+        "fast_cpu_ms", "slow_cpu_ms", "ingest_per_s", "ingested", "db_mb", "index_build_s", "ef_search", "disk_mb",
+        "memory_mb")
 
 
 def add_parser(bench_sub: argparse._SubParsersAction) -> None:
