@@ -28,7 +28,8 @@ from typing import Any
 from app.bench.corpus import corpus, fill, percentile, texts, vault_memories  # noqa: F401  (callers import them)
 
 KEYS = ("memories", "fast_p50_ms", "fast_p95_ms", "fast_p99_ms", "slow_p50_ms", "slow_p95_ms", "slow_p99_ms",
-        "ingest_per_s", "ingested", "db_mb", "index_build_s", "ef_search", "disk_mb", "memory_mb")
+        "fast_cpu_ms", "slow_cpu_ms", "ingest_per_s", "ingested", "db_mb", "index_build_s", "ef_search", "disk_mb",
+        "memory_mb")
 
 
 def add_parser(bench_sub: argparse._SubParsersAction) -> None:
@@ -99,6 +100,7 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
                       build_memory: str | None = None) -> dict[str, Any]:
     from contextlib import asynccontextmanager
 
+    from app.bench.cpu import CpuMeter
     from app.bench.footprint import footprint
     from app.bench.harness import analyze_blocks
     from app.bench.runtime import progress, scratch_vault
@@ -106,7 +108,9 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
     from app.read.recall import ReadTrack
     from app.vaults import drop_vault, get_or_create_vault
 
-    recall = (ReadTrack(services, config) if config is not None else ReadTrack.of(services)).recall
+    track = ReadTrack(services, config) if config is not None else ReadTrack.of(services)
+    recall = track.recall
+    cpu = CpuMeter(services.db)
 
     @asynccontextmanager
     async def named():
@@ -133,15 +137,20 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         for q in pick[:10]:  # warm caches and pools
             await recall(vault, q, RecallOptions(thinking="fast", use_prefetch=False))
 
+        await track.drain()
+
         async def timed(thinking: str, count: int) -> list[float]:
-            """Milliseconds of each recall forced to ``thinking``, query embedding included."""
+            """Milliseconds of each recall forced to ``thinking``, query embedding included; the CPU of them all
+            (this process and its PostgreSQL backends, write-backs drained) in ``cpu.use[thinking]``."""
             out: list[float] = []
             bar = progress(count, thinking, "q")
-            for q in pick[10:10 + count]:
-                t = time.perf_counter()
-                await recall(vault, q, RecallOptions(thinking=thinking, use_prefetch=False))
-                out.append((time.perf_counter() - t) * 1000)
-                bar.update(1)
+            async with cpu(thinking):
+                for q in pick[10:10 + count]:
+                    t = time.perf_counter()
+                    await recall(vault, q, RecallOptions(thinking=thinking, use_prefetch=False))
+                    out.append((time.perf_counter() - t) * 1000)
+                    bar.update(1)
+                await track.drain()
             bar.close()
             return out
 
@@ -158,6 +167,7 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
             "fast_p99_ms": percentile(fast, 99),
             "slow_p50_ms": percentile(slow, 50), "slow_p95_ms": percentile(slow, 95),
             "slow_p99_ms": percentile(slow, 99),
+            "fast_cpu_ms": cpu_ms(cpu, "fast", len(fast)), "slow_cpu_ms": cpu_ms(cpu, "slow", len(slow)),
             "ingest_per_s": round(added / ingest_s, 1) if ingest_s > 0 and added > 0 else None,
             "ingested": added,
             "db_mb": held["disk_mb"]["database"],
@@ -169,6 +179,24 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         }
 
 
+def cpu_ms(cpu: Any, section: str, n: int) -> dict[str, float | None] | None:
+    """CPU ms per recall of ``section``: this process (query embedding, classification, formatting, the event
+    loop), its PostgreSQL backends, and their sum (what a recall costs the machine, whatever else runs on it)."""
+    use = cpu.per_item_ms(section, n)
+    if use is None:
+        return None
+    pg = use["postgres"]
+    return {"process": use["writer"], "postgres": pg,
+            "total": round(use["writer"] + pg, 3) if pg is not None else None}
+
+
+def _cpu_cell(c: dict[str, float | None] | None) -> str:
+    if not c:
+        return "n/a"
+    return f"{c['total']} ({c['process']} process + {c['postgres']} PostgreSQL)" if c["total"] is not None \
+        else f"{c['process']} process (PostgreSQL backends not readable)"
+
+
 def format_table(r: dict[str, Any]) -> str:
     disk, mem = r["disk_mb"], r["memory_mb"]
     pg = mem["postgres"] or {}
@@ -176,6 +204,8 @@ def format_table(r: dict[str, Any]) -> str:
     rows = [("memories", r["memories"]), ("fast p50 / p95 / p99 ms", f"{r['fast_p50_ms']} / {r['fast_p95_ms']} / "
             f"{r['fast_p99_ms']}"),
             ("slow p50 / p95 / p99 ms", f"{r['slow_p50_ms']} / {r['slow_p95_ms']} / {r['slow_p99_ms']}"),
+            ("fast CPU ms per recall", _cpu_cell(r.get("fast_cpu_ms"))),
+            ("slow CPU ms per recall", _cpu_cell(r.get("slow_cpu_ms"))),
             ("ingest memories/s", f"{r['ingest_per_s']} ({r['ingested']} written by this run)"),
             ("index build s", r["index_build_s"] if r["index_build_s"] is not None else "kept (not rebuilt)"),
             ("HNSW / ef_search", f"m {ann['hnsw']['m']}, ef_construction {ann['hnsw']['ef_construction']} / "

@@ -118,8 +118,9 @@ class ReadTrack:
         self._pending: set[asyncio.Task] = set()
 
     def _touch(self, vault: Vault, ids: list[int]) -> None:
-        """Write-back after answering: returned blocks' access_count + 1 (their HNSW entries make the update
-        cost milliseconds, which the caller need not wait for). ``drain()`` waits for pending write-backs."""
+        """A standby's write-back, after answering: returned blocks' access_count + 1 on the primary (a standby
+        cannot write; the primary's own recalls write it back with their log). ``drain()`` waits for pending
+        write-backs."""
         at = datetime.now(UTC)
 
         async def touch() -> None:
@@ -230,18 +231,23 @@ class ReadTrack:
                                          cascade_k=self.config.cascade_k)
         ids = [c.id for c in packed.cards] + [c.id for c in packed.cascade_cards if c.id > 0]
         crag = meta.get("crag") or {}
+        standby = self.services.primary is not None
         with clock.stage("writeback"):
+            # On the primary, the write-back (returned blocks' access_count + 1, in the narrow block_usage table)
+            # is part of the log's statement, in the unit's transaction: no transaction of its own (a pool
+            # checkout, BEGIN, scope and COMMIT: ~1 ms of CPU a recall). A standby cannot write: its recall's log
+            # is queued for the primary and the write-back sent there after answering (_touch).
             params = (ids, query, meta.get("intent", "unknown"), meta.get("mode", "LOCAL"),
                       meta.get("thinking", "fast"), json.dumps(clock.ms), packed.tokens_used, crag.get("verdict"),
-                      prefetch_hit, json.dumps(sanitizer.audits), False)
-            if self.services.primary is not None:  # a standby's view: queued for the primary's next batch
+                      prefetch_hit, json.dumps(sanitizer.audits), options.writeback and not standby)
+            if standby:  # a standby's view: queued for the primary's next batch
                 await unit.close()
                 logged = await self.services.log_recall(vault.id, params)
             else:  # the log travels with the unit's COMMIT (one round trip); its row is read once committed
                 cur = await (await unit.conn()).execute(Q.record_recall, params)
                 await unit.close()
                 logged = await cur.fetchone()
-        if options.writeback and ids:
+        if standby and options.writeback and ids:
             self._touch(vault, ids)
         self.services.read_counters.incr(vault.id, "recall.total")
         meta = {

@@ -33,25 +33,38 @@ MAXLEN = 600
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 _BASE = np.uint64(1000003)
 _MASK = np.uint64(DIM - 1)
+with np.errstate(over="ignore"):  # uint64 arithmetic wraps, as the hash means it to
+    _SEED = {n: np.uint64(n * 0x51ED27) * _BASE ** np.uint64(n) for n in NGRAMS}  # seed_n * BASE^n
 
 
 def featurize(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(bucket indices, values) of one text; both 1-D, indices unique."""
+    """(bucket indices, values) of one text; both 1-D, indices unique.
+
+    The hash of an n-gram starting at j is seed_n * BASE^n + sum_i code[j+i] * BASE^(n-1-i) (mod 2^64), its
+    polynomial part built from the (n-1)-grams' (one multiply-add per length, not n), all lengths mixed at once
+    and counted by one sort: the same buckets and values as hashing each n-gram from its seed (a test keeps the
+    two equal), in half the CPU (the read sanitizer scores each recalled text).
+    """
     t = " ".join(fold(text[: MAXLEN * 2]).text.lower().split())[:MAXLEN]
     codes = np.frombuffer(f" {t} ".encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    n_codes = len(codes)
     parts = []
+    poly = None
     for n in NGRAMS:
-        if n_codes < n:
+        if len(codes) < n:
             break
-        h = np.full(n_codes - n + 1, np.uint64(n * 0x51ED27), dtype=np.uint64)
-        for i in range(n):
-            h = h * _BASE + codes[i : n_codes - n + 1 + i]
-        h ^= h >> np.uint64(31)
-        h *= _MULT
-        h ^= h >> np.uint64(29)
-        parts.append(h & _MASK)
-    idx, counts = np.unique(np.concatenate(parts), return_counts=True)
+        poly = codes if poly is None else poly[:-1] * _BASE + codes[n - 1:]
+        parts.append(poly + _SEED[n])
+    h = np.concatenate(parts)
+    h ^= h >> np.uint64(31)
+    h *= _MULT
+    h ^= h >> np.uint64(29)
+    h &= _MASK
+    h.sort()
+    first = np.empty(len(h) + 1, dtype=bool)  # where each distinct bucket starts, and the end
+    first[0] = first[-1] = True
+    np.not_equal(h[1:], h[:-1], out=first[1:-1])
+    starts = np.flatnonzero(first)
+    idx, counts = h[starts[:-1]], np.diff(starts)
     val = 1.0 + np.log(counts)
     val /= np.sqrt(float((val * val).sum()))
     return idx.astype(np.int64), val.astype(np.float32)

@@ -66,14 +66,34 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None
         await track.drain()
     assert result.cards
     print(f"\nround trips per recall: {sum(seen)} (per checkout: {seen})")
-    # The recall's unit (BEGIN + scope + probe, the search, the log + COMMIT) and the write-back's one
-    # (BEGIN + scope + touch + COMMIT). Before issue 33: four transactions of four round trips each, 16.
-    assert seen == [3, 1]
+    # The recall's unit (BEGIN + scope + probe, the search, the log with its write-back + COMMIT); the write-back
+    # had a transaction of its own until the recall CPU work (BEGIN + scope + touch + COMMIT: [3, 1]). Before
+    # issue 33: four transactions of four round trips each, 16.
+    assert seen == [3]
+
+
+async def test_the_write_back_is_committed_with_the_log(services, vault) -> None:
+    """The returned blocks' access counts are written in the recall's own transaction: committed when recall
+    returns, nothing left pending; with ``writeback=False`` nothing is counted, and the log is still written."""
+    from app.read.config import RecallOptions
+
+    await _filled(services, vault)
+    track = services.read
+    usage = "SELECT coalesce(sum(access_count), 0)::int AS n FROM memvault.block_usage"
+    result = await track.recall(vault, "when is my dentist appointment?")
+    assert not track._pending  # no write-back task of its own
+    counted = (await services.db.fetchone(usage, vault_id=vault.id))["n"]
+    assert result.ids and counted == len(result.ids)
+    logs = "SELECT count(*)::int AS n FROM memvault.recall_log"
+    before = (await services.db.fetchone(logs, vault_id=vault.id))["n"]
+    await track.recall(vault, "when is my dentist appointment?", RecallOptions(writeback=False))
+    assert (await services.db.fetchone(usage, vault_id=vault.id))["n"] == counted
+    assert (await services.db.fetchone(logs, vault_id=vault.id))["n"] == before + 1
 
 
 async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path) -> None:
-    """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the recall's unit and its
-    write-back. Before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
+    """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the recall's unit (its
+    write-back with its log). Before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
     async with served(api_services) as url, httpx.AsyncClient(
             base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=30) as http:
         assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
@@ -86,4 +106,4 @@ async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_
             await api_services.read.drain()
     assert r.status_code == 200 and r.json()["cards"]
     print(f"\nround trips per HTTP recall: {sum(seen)} (per checkout: {seen})")
-    assert seen == [1, 1, 3, 1]
+    assert seen == [1, 1, 3]

@@ -30,3 +30,17 @@ def test_texts_from_a_start_equals_the_tail_of_the_whole_sequence() -> None:
     for start in range(0, 32):
         assert list(texts(sentences, 40, start)) == whole[start:], start
     assert list(texts(sentences, 5, 9)) == []
+
+
+def test_cpu_per_recall_is_process_plus_postgres() -> None:
+    from app.bench.cpu import CpuMeter, CpuUse
+    from app.bench.latency import _cpu_cell, cpu_ms
+
+    meter = CpuMeter(db=None)
+    meter.use["fast"] = CpuUse(writer_s=1.2, postgres_s=1.8)
+    assert cpu_ms(meter, "fast", 200) == {"process": 6.0, "postgres": 9.0, "total": 15.0}
+    assert _cpu_cell(cpu_ms(meter, "fast", 200)) == "15.0 (6.0 process + 9.0 PostgreSQL)"
+    meter.use["slow"] = CpuUse(writer_s=0.5, postgres_s=None)  # a remote server: its backends not readable
+    assert cpu_ms(meter, "slow", 10) == {"process": 50.0, "postgres": None, "total": None}
+    assert "not readable" in _cpu_cell(cpu_ms(meter, "slow", 10))
+    assert cpu_ms(meter, "none", 10) is None and _cpu_cell(None) == "n/a"
