@@ -158,7 +158,8 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         slow = await timed("slow", slow_queries)
         from app.bench.spread import ann_recall
 
-        ann = await ann_recall(services, [vault], qs[:100])
+        ef_base = (config or ReadConfig()).search.ef_search
+        ann = await ann_recall(services, [vault], qs[:100], ef_base=ef_base)
         held = await footprint(services, vault)
         added = memories - before
         return {
@@ -172,7 +173,8 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
             "ingested": added,
             "db_mb": held["disk_mb"]["database"],
             "index_build_s": round(index_build_s, 2) if index_build_s is not None else None,
-            "ef_search": (config or ReadConfig()).search.ef_search,  # what recall ran its HNSW scans at
+            # what recall ran its HNSW scans at: search.ef_search, grown with the vault (ann_ef_search_v1)
+            "ef_search": (ann.get("recall_runs_at") or [ef_base])[0],
             **held,
             "wall_s": round(time.perf_counter() - t0, 1),
             "ann": ann,

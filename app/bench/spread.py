@@ -20,7 +20,8 @@ EF_SEARCH = (40, 100)  # 40: pgvector's default
 HNSW = {"m": 16, "ef_construction": 64}  # memvault.ann_index_ddl_v1
 
 
-async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, k: int = 10) -> dict[str, Any]:
+async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, k: int = 10,
+                     ef_base: int = 100) -> dict[str, Any]:
     """recall@k of each indexed vault's HNSW search against exact search in it, averaged over questions and vaults,
     per ef_search; with the settings used and how many vaults had an index."""
     indexed = []
@@ -43,7 +44,12 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
         for vi, v in enumerate(indexed):
             for qi, vec in enumerate(vecs):
                 exact[vi, qi] = {r["id"] for r in await (await conn.execute(search, (v.id, vec, k))).fetchall()}
-    for ef in EF_SEARCH:
+    # and the value recall itself runs at in these vaults (search.ef_search, grown with the index's rows:
+    # memvault.ann_ef_search_v1)
+    runs_at = {int((await services.db.fetchone("SELECT memvault.ann_ef_search_v1(%s, %s) AS ef",
+                                                (v.id, ef_base)))["ef"]) for v in indexed}
+    out["recall_runs_at"] = sorted(runs_at)
+    for ef in sorted(set(EF_SEARCH) | runs_at):
         hits, ms = [], []
         async with services.db.transaction() as conn:
             await conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))

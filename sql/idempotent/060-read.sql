@@ -330,7 +330,8 @@ $$;
 -- p_known_at (transaction time in the past), candidates are drawn from every version and the scoring stage
 -- (score_candidates_v2) keeps the version believed at p_known_at.
 -- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
--- the vault size against exact_below 5000), ef_search 100, sparse_max_terms 8, sparse_single_budget 1000,
+-- the vault size against exact_below 5000), ef_search 100 (at 100k rows in the vault's index; more past it:
+-- ann_ef_search_v1), sparse_max_terms 8, sparse_single_budget 1000,
 -- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), sparse_bm25 false (true: BM25 scoring,
 -- sparse_k1 1.2, sparse_b 0.75: sparse_plan_v2, _sparse_rail_v2), noise_tags (text[]); the second dense rail
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
@@ -406,7 +407,8 @@ BEGIN
     -- Dense rail: exact distances in a small vault (or one whose own HNSW index the background has not built
     -- yet), else the vault's index, whose order is the rank (_dense_rail_v1, shared with the focus query).
     IF NOT v_exact AND ((p_qvec IS NOT NULL AND v_dense_n > 0) OR v_qfocus IS NOT NULL) THEN
-        PERFORM set_config('hnsw.ef_search', coalesce(p_cfg ->> 'ef_search', greatest(v_dense_n, 100)::text), true);
+        PERFORM set_config('hnsw.ef_search', memvault.ann_ef_search_v1(
+            v_vault, coalesce((p_cfg ->> 'ef_search')::integer, greatest(v_dense_n, 100)))::text, true);
         PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
     END IF;
     IF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
