@@ -122,7 +122,9 @@ class FastSearch(ReadStage):
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
-        search.update(await rail2.search_params(self.services, query))  # the second dense rail, when configured
+        if self.search.rail2_on(ctx.thinking):  # the second dense rail, when configured and on for this path
+            search.update(await rail2.search_params(self.services, query))
+            search["rail2_n"] = self.search.rail2_n or search["dense_n"]
         if self.search.focus_dense_w > 0 and sparse_query != query:  # a second dense query, from the focus
             search["qvec_focus"] = Vector(await self.services.models.embed_query(self.services.embedder,
                                                                                  sparse_query)).to_text()
