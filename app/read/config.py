@@ -69,6 +69,7 @@ class SearchConfig:
     rail2_w: float = 0.5
     rail2_fast: bool = False
     rail2_slow: bool = True
+    rail2_variants: bool = True  # ... and the slow path's multi-query variants (each one more e5 query embedding)
     rail2_n: int = 0
     # Vaults with at most this many blocks are searched exactly; larger ones through their own HNSW index (built
     # from the same size on: app/db/ann_index.py), exactly until it exists.
@@ -101,13 +102,16 @@ class SearchConfig:
     sparse_prf_terms: int = 5
     sparse_prf_term_w: float = 0.5
 
-    def rail2_on(self, thinking: str) -> bool:
-        """Whether a search of this thinking mode uses the second dense rail (when one is configured)."""
-        return self.rail2_w > 0 and (self.rail2_slow if thinking == "slow" else self.rail2_fast)
+    def rail2_on(self, thinking: str, *, variant: bool = False) -> bool:
+        """Whether a search of this thinking mode (of the question, or of a multi-query ``variant`` of it) uses
+        the second dense rail, when one is configured."""
+        if self.rail2_w <= 0 or (variant and not self.rail2_variants):
+            return False
+        return self.rail2_slow if thinking == "slow" else self.rail2_fast
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)
-        for python_only in ("min_rail_n", "rail2_fast", "rail2_slow"):
+        for python_only in ("min_rail_n", "rail2_fast", "rail2_slow", "rail2_variants"):
             out.pop(python_only)
         if exact is not None:
             out["exact"] = exact

@@ -122,7 +122,7 @@ class MultiQuery(ReadStage):
             [await models.embed_query(embedder, variants[0])]
         lists: list[tuple[float, list[Candidate]]] = [(1.0, first)]
         for text, vec in zip(variants, vecs):
-            lists.append((VARIANT_W, await self.search.find(ctx, text, vec)))
+            lists.append((VARIANT_W, await self.search.find(ctx, text, vec, variant=True)))
         ctx.emit(variants=variants)
         return merge(lists, ctx.limit)
 

@@ -326,6 +326,20 @@ async def test_each_path_embeds_the_query_with_the_second_model_only_where_the_r
             assert services.rail2.seen == []
 
 
+async def test_the_slow_path_searches_the_rail_with_its_variants_only_when_asked(services, vault) -> None:
+    await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    query = "What did Maria say about the secret code?"
+    services.rail2.seen.clear()
+    await _recall(services, vault, query, "slow")
+    with_variants = list(services.rail2.seen)
+    assert with_variants[0] == query and len(with_variants) > 1  # the question, then each variant
+    services.rail2.seen.clear()
+    result = await _recall(services, vault, query, "slow", {"rail2_variants": False})
+    assert services.rail2.seen == [query] and result.cards
+
+
 async def test_a_recall_before_the_worker_has_embedded_anything_ranks_as_without_the_rail(services, vault) -> None:
     ids = await _fill_vault(services, vault)
     query = "Where is the garage door code written?"
