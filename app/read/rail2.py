@@ -96,12 +96,20 @@ async def fill(services: Services, *, vault_id: UUID | None = None, budget_s: fl
 async def search_params(services: Services, query: str) -> dict:
     """fast_search_v1's keys for the second rail (the query's vector of that model), or none when it is off. A
     model that fails degrades the search to the two other rails instead of failing the recall."""
-    if services.rail2 is None:
-        return {}
+    return (await search_params_many(services, [query]))[0]
+
+
+async def search_params_many(services: Services, queries: list[str]) -> list[dict]:
+    """``search_params`` of several queries (the slow path's multi-query variants), embedded in one model call."""
+    if services.rail2 is None or not queries:
+        return [{} for _ in queries]
     try:
-        qvec2 = await services.models.embed_query(services.rail2, query)
+        if len(queries) == 1:
+            vecs = [await services.models.embed_query(services.rail2, queries[0])]
+        else:
+            vecs = list(await services.models.embed_queries(services.rail2, queries))
     except Exception:  # noqa: BLE001 - any model failure: search on without the rail
         log.warning("second rail: %s could not embed the query; searching without it", services.rail2.name,
                     exc_info=True)
-        return {}
-    return {"qvec2": Vector(qvec2).to_text(), "rail2_model": services.rail2.name}
+        return [{} for _ in queries]
+    return [{"qvec2": Vector(v).to_text(), "rail2_model": services.rail2.name} for v in vecs]

@@ -184,7 +184,9 @@ async def test_a_failing_second_model_leaves_recall_on_the_two_other_rails(servi
         raise RuntimeError("model crashed")
 
     services.rail2.embed_query = broken
+    services.rail2.embed_queries = broken  # the slow path's variants, embedded together
     assert await rail2.search_params(services, "the secret") == {}
+    assert await rail2.search_params_many(services, ["the secret", "secret"]) == [{}, {}]
     options = RecallOptions(k=5, thinking="slow", as_of=T0, use_prefetch=False, writeback=False)
     result = await ReadTrack(services, ReadConfig()).recall(vault, "Where is the garage door code written?", options)
     assert result.cards and result.cards[0].id == ids[0]
@@ -335,6 +337,8 @@ async def test_the_slow_path_searches_the_rail_with_its_variants_only_when_asked
     await _recall(services, vault, query, "slow")
     with_variants = list(services.rail2.seen)
     assert with_variants[0] == query and len(with_variants) > 1  # the question, then each variant
+    one = await rail2.search_params_many(services, with_variants)  # the variants' vectors: one call, same vectors
+    assert [p["qvec2"] for p in one] == [(await rail2.search_params(services, t))["qvec2"] for t in with_variants]
     services.rail2.seen.clear()
     result = await _recall(services, vault, query, "slow", {"rail2_variants": False})
     assert services.rail2.seen == [query] and result.cards
