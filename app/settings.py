@@ -97,9 +97,11 @@ class Settings(BaseSettings):
                                   "weights, once (the e5-onnx embedder's ONNX graph, ~14 MB, built in about a "
                                   "second); safe to delete.")
     rail2_embedder: Rail2EmbedderName = Field(
-        default="none",
+        default="e5-onnx",
         description="A second embedding model for a third RRF rail (app/read/rail2.py): the worker embeds each block "
-        "with it after the write, recall embeds the query with it too. 'none' (default): two rails.",
+        "with it after the write, and the slow path's recall embeds the question with it too (the fast path does "
+        "not: ReadConfig.search.rail2_fast). Default e5-onnx (multilingual-e5-small on onnxruntime; off by itself "
+        "when it is the embedder too); 'none': two rails.",
     )
     day_first: bool = Field(
         default=False,

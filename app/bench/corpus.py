@@ -115,6 +115,7 @@ async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, 
 
     have = await vault_memories(services, vault)
     if have >= n:
+        await ensure_rail2(services, vault.id)  # a vault kept before the second rail was configured
         return have, 0.0
     i = 0
     if have:

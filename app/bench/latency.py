@@ -136,6 +136,8 @@ async def run_latency(services: Any, n: int, *, queries: int, slow_queries: int,
         pick = [qs[i % len(qs)] for i in range(max(queries, slow_queries) + 10)]
         for q in pick[:10]:  # warm caches and pools
             await recall(vault, q, RecallOptions(thinking="fast", use_prefetch=False))
+        for q in pick[:2]:  # ... and the slow path's models (the second rail's loads on first use, ~1 s)
+            await recall(vault, q, RecallOptions(thinking="slow", use_prefetch=False))
 
         await track.drain()
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from app.importers.datasets import LocomoConversation
 from app.bench.folds import Fold, cross_validate, fold_spread, format_cv, format_setting, format_spread, group_folds
-from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ingest_sessions, make_retriever,
-                               memories_for, timed_recall)
+from app.bench.harness import (PIPELINES, IngestStats, Retriever, analyze_blocks, ensure_rail2, ingest_sessions,
+                               make_retriever, memories_for, timed_recall)
 from app.bench.metrics import EvidenceTurn, evidence_coverage, mean, percentile, tokens_at
 from app.services import Services
 from app.vaults import Vault
@@ -123,7 +123,8 @@ def handler(args: argparse.Namespace) -> int:
     write_json(args.json_path, {k: result[k] for k in (*KEYS, "ks", *(f"recall@{k}" for k in result["ks"]),
                                                        *(x for x in ("folds", "cv") if x in result))})
     write_json(args.details, {"pipeline": args.pipeline, "close_sessions": args.close_sessions,
-                              "questions": result["details"]})
+                              "questions": result["details"],
+                              **({"by_setting": result["by_setting"]} if grid else {})})
     return 0
 
 
@@ -268,6 +269,7 @@ async def _conversation_vault(services: Services, conv: LocomoConversation, *, k
             raise SystemExit(f"bench locomo --keep: vault {vault.name} holds {sum(map(len, turn_ids.values()))} "
                              f"turns, the conversation {conv.turn_count} (an ingest cut short?); drop it: "
                              f"SELECT memvault.drop_vault_v1('{vault.id}')")
+        await ensure_rail2(services, vault.id)  # a vault kept before the second rail was configured: filled now
         yield vault, {k: tuple(v) for k, v in turn_ids.items()}
         return
     ids = await ingest_sessions(services, vault, conv.sessions, close=close, stats=stats)

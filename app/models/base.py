@@ -71,6 +71,18 @@ class Embedder(abc.ABC):
         self._check_shape(out, 1)
         return out[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of several search queries at once, shape (n, dim): ``embed_query``'s, batched (one model
+        call for a recall's multi-query variants instead of one each)."""
+        texts = [t if isinstance(t, str) else str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._encode(texts[i : i + self.batch_size], query=True)
+                 for i in range(0, len(texts), self.batch_size)]
+        out = l2_normalize(np.concatenate(parts, axis=0))
+        self._check_shape(out, len(texts))
+        return out
+
     def _check_shape(self, out: np.ndarray, n: int) -> None:
         from app.errors import ModelError
 

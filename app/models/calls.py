@@ -37,5 +37,8 @@ class ModelCalls:
     async def embed_documents(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         return await self.run(embedder.embed_documents, list(texts))
 
+    async def embed_queries(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        return await self.run(embedder.embed_queries, list(texts))
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -236,6 +236,8 @@ class ModelCache:
         if settings.rail2_embedder == "none":
             return None
         if settings.rail2_embedder == settings.embedder:
+            if "rail2_embedder" not in settings.model_fields_set:
+                return None  # the default second model chosen as the embedder itself: two rails, as asked
             raise ConfigError(f"rail2_embedder {settings.rail2_embedder!r} is the embedder itself: a second rail of "
                               "the same model adds nothing; choose another model or 'none'")
         return self.embedder(settings.model_copy(update={"embedder": settings.rail2_embedder}))

@@ -59,9 +59,18 @@ class SearchConfig:
     # LongMemEval per-type-2 subset unchanged (same scores at 1.0 and 0.5).
     dense_w: float = 0.5
     sparse_w: float = 1.0
-    # The second dense rail (settings.rail2_embedder, app/read/rail2.py), when configured. LoCoMo dev coverage@10
-    # with e5 as the second model: 0.788 -> 0.813 at 0.5, 0.808 at 1.0 (kept vaults, A against B).
+    # The second dense rail (settings.rail2_embedder, app/read/rail2.py; e5-onnx by default) at this weight, read
+    # rail2_n deep (0: as deep as the dense rail), on the paths rail2_fast / rail2_slow say: the slow path's search
+    # (its question and each multi-query variant) only. A path without it pays no second query embedding.
+    # docs/read-track-log.md round 13, LoCoMo dev leave-one-conversation-out @10 per fold (today's track without
+    # the rail 0.803 / 0.818 / 0.808): slow path only 0.818 / 0.824 / 0.816 (every fold up, multi-hop 0.488 ->
+    # 0.501); both paths 0.827 / 0.809 / 0.820 (the fast path's questions: multi-hop 0.385 -> 0.324 on conv-30);
+    # fast only 0.812 / 0.803 / 0.812. Weight 0.5 of 0.25 / 0.5 / 1 and depth 0 of 0 / 30 / 120 chosen on folds.
     rail2_w: float = 0.5
+    rail2_fast: bool = False
+    rail2_slow: bool = True
+    rail2_variants: bool = True  # ... and the slow path's multi-query variants (each one more e5 query embedding)
+    rail2_n: int = 0
     # Vaults with at most this many blocks are searched exactly; larger ones through their own HNSW index (built
     # from the same size on: app/db/ann_index.py), exactly until it exists.
     exact_below: int = MIN_BLOCKS
@@ -95,9 +104,17 @@ class SearchConfig:
     sparse_prf_terms: int = 5
     sparse_prf_term_w: float = 0.5
 
+    def rail2_on(self, thinking: str, *, variant: bool = False) -> bool:
+        """Whether a search of this thinking mode (of the question, or of a multi-query ``variant`` of it) uses
+        the second dense rail, when one is configured."""
+        if self.rail2_w <= 0 or (variant and not self.rail2_variants):
+            return False
+        return self.rail2_slow if thinking == "slow" else self.rail2_fast
+
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)
-        out.pop("min_rail_n")
+        for python_only in ("min_rail_n", "rail2_fast", "rail2_slow", "rail2_variants"):
+            out.pop(python_only)
         if exact is not None:
             out["exact"] = exact
         return out

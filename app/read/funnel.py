@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING, ClassVar
 
 from app.db.queries import Q
+from app.read import rail2
 from app.models.tasks.text import EN_STOPWORDS
 from app.read.config import FunnelConfig
 from app.read.context import ReadStage, RecallContext
@@ -120,9 +121,12 @@ class MultiQuery(ReadStage):
         models = self.services.models
         vecs = await models.embed_documents(embedder, variants) if len(variants) > 1 else \
             [await models.embed_query(embedder, variants[0])]
+        # The variants' second-rail vectors in one model call, when the rail runs for them (app/read/rail2.py).
+        rail2_params = await rail2.search_params_many(self.services, variants) \
+            if self.search.search.rail2_on(ctx.thinking, variant=True) else [None] * len(variants)
         lists: list[tuple[float, list[Candidate]]] = [(1.0, first)]
-        for text, vec in zip(variants, vecs):
-            lists.append((VARIANT_W, await self.search.find(ctx, text, vec)))
+        for text, vec, params in zip(variants, vecs, rail2_params):
+            lists.append((VARIANT_W, await self.search.find(ctx, text, vec, variant=True, rail2_params=params)))
         ctx.emit(variants=variants)
         return merge(lists, ctx.limit)
 

@@ -1,17 +1,17 @@
 """The second dense rail: each block embedded by a second model as well, searched as a third RRF rail.
 
-Opt-in (``settings.rail2_embedder``, e.g. ``e5``). The default embedder (USE) is fast and good across languages
-but weak at matching a question with the statement that answers it; multilingual-e5-small was trained on
-question-passage pairs and finds other answers, but embeds ~10 turns a second here against USE's ~950. So the
-write track never waits for it: the worker's ``embed_rail2`` job embeds what was written since its last run
-(``memvault.block_rail2``, one row per block, stale when the block's content or the model changes), and
-``fast_search_v1`` fuses the rail in for the blocks it has reached. A block without its row is on the two other
-rails as before.
+On by default (``settings.rail2_embedder``: e5-onnx, multilingual-e5-small on onnxruntime). The first embedder
+(USE) is fast and good across languages but weak at matching a question with the statement that answers it;
+multilingual-e5-small was trained on question-passage pairs and finds other answers, but embeds ~73 blocks per
+CPU second here against USE's ~1,260 texts. So the write track never waits for it: the worker's ``embed_rail2``
+job embeds what was written since its last run (``memvault.block_rail2``, one row per block, stale when the
+block's content or the model changes), and ``fast_search_v1`` fuses the rail in for the blocks it has reached. A
+block without its row is on the two other rails as before.
 
-Measured on the LoCoMo dev conversations (kept vaults, A against B, the same ingest): evidence coverage@10
-0.788 -> 0.813 with e5 at rail weight 0.5 (1.0: 0.808; e5 alone in place of USE's dense rail: 0.807), @25
-0.839 -> 0.852. The query costs one embedding more per search (e5: 27-38 ms on one BLAS thread here; 10k
-vault fast p50 / p95 20 / 27 -> 53 / 91 ms), so the rail is opt-in.
+Where it runs is read configuration (``SearchConfig.rail2_fast`` / ``rail2_slow`` / ``rail2_variants``): the slow
+path's question and its multi-query variants (embedded in one call, ``search_params_many``), not the fast path.
+LoCoMo dev leave-one-conversation-out @10 (docs/read-track-log.md round 13): 0.803 / 0.818 / 0.808 without the
+rail, 0.818 / 0.824 / 0.816 with it on the slow path; on both paths 0.827 / 0.809 / 0.820.
 """
 
 from __future__ import annotations
@@ -96,12 +96,20 @@ async def fill(services: Services, *, vault_id: UUID | None = None, budget_s: fl
 async def search_params(services: Services, query: str) -> dict:
     """fast_search_v1's keys for the second rail (the query's vector of that model), or none when it is off. A
     model that fails degrades the search to the two other rails instead of failing the recall."""
-    if services.rail2 is None:
-        return {}
+    return (await search_params_many(services, [query]))[0]
+
+
+async def search_params_many(services: Services, queries: list[str]) -> list[dict]:
+    """``search_params`` of several queries (the slow path's multi-query variants), embedded in one model call."""
+    if services.rail2 is None or not queries:
+        return [{} for _ in queries]
     try:
-        qvec2 = await services.models.embed_query(services.rail2, query)
+        if len(queries) == 1:
+            vecs = [await services.models.embed_query(services.rail2, queries[0])]
+        else:
+            vecs = list(await services.models.embed_queries(services.rail2, queries))
     except Exception:  # noqa: BLE001 - any model failure: search on without the rail
         log.warning("second rail: %s could not embed the query; searching without it", services.rail2.name,
                     exc_info=True)
-        return {}
-    return {"qvec2": Vector(qvec2).to_text(), "rail2_model": services.rail2.name}
+        return [{} for _ in queries]
+    return [{"qvec2": Vector(v).to_text(), "rail2_model": services.rail2.name} for v in vecs]

@@ -113,8 +113,10 @@ class FastSearch(ReadStage):
     async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
         return await self.find(ctx, ctx.query, ctx.qvec)
 
-    async def find(self, ctx: RecallContext, query: str, qvec: np.ndarray) -> list[Candidate]:
-        """``query`` (the question, or a variant of it) searched and scored with ``ctx``'s times and scoring."""
+    async def find(self, ctx: RecallContext, query: str, qvec: np.ndarray, *, variant: bool = False,
+                   rail2_params: dict | None = None) -> list[Candidate]:
+        """``query`` (the question, or a ``variant`` of it) searched and scored with ``ctx``'s times and scoring;
+        ``rail2_params``: its second-rail keys when the caller embedded them already (``rail2.search_params_many``)."""
         conn, scoring, limit = ctx.conn, ctx.scoring, ctx.limit
         exact = await vault_is_small(self.services.vault_sizes, conn, ctx.vault.id, self.search.exact_below)
         search = {**self.search.params(exact), "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
@@ -122,7 +124,10 @@ class FastSearch(ReadStage):
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
-        search.update(await rail2.search_params(self.services, query))  # the second dense rail, when configured
+        if self.search.rail2_on(ctx.thinking, variant=variant):  # the second dense rail, when on for this search
+            search.update(rail2_params if rail2_params is not None else
+                          await rail2.search_params(self.services, query))
+            search["rail2_n"] = self.search.rail2_n or search["dense_n"]
         if self.search.focus_dense_w > 0 and sparse_query != query:  # a second dense query, from the focus
             search["qvec_focus"] = Vector(await self.services.models.embed_query(self.services.embedder,
                                                                                  sparse_query)).to_text()

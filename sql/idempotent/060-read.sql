@@ -335,7 +335,8 @@ $$;
 -- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), sparse_bm25 false (true: BM25 scoring,
 -- sparse_k1 1.2, sparse_b 0.75: sparse_plan_v2, _sparse_rail_v2), noise_tags (text[]); the second dense rail
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
--- weight rail2_w 0.5 (rrf_norm stays relative to the two first rails, so a candidate on all three exceeds 1);
+-- weight rail2_w 0.5, reading rail2_n blocks (0 or absent: dense_n) (rrf_norm stays relative to the two first
+-- rails, so a candidate on all three exceeds 1);
 -- a second dense query's rail when qvec_focus (a vector of the main model, as text) is given, at weight
 -- focus_dense_w 0; the sparse rail's pseudo-relevance feedback at weight sparse_prf_w 0 (sparse_prf_docs 10,
 -- sparse_prf_terms 5, sparse_prf_term_w 0.5; below).
@@ -366,6 +367,7 @@ DECLARE
     v_rw       double precision := coalesce((p_cfg ->> 'rail2_w')::double precision, 0.5);
     v_qvec2    vector := (p_cfg ->> 'qvec2')::vector;
     v_model2   text := p_cfg ->> 'rail2_model';
+    v_rail2_n  integer := coalesce(nullif((p_cfg ->> 'rail2_n')::integer, 0), v_dense_n);
     v_dense    bigint[];
     v_sparse   bigint[];
     v_rail2    bigint[];
@@ -395,6 +397,7 @@ BEGIN
     IF v_past THEN  -- versions are checked after scoring; widen the net
         v_dense_n := v_dense_n * 2;
         v_sparse_n := v_sparse_n * 2;
+        v_rail2_n := v_rail2_n * 2;
     END IF;
     IF v_exact IS NULL THEN
         v_exact := memvault.vault_block_count_v1(coalesce((p_cfg ->> 'exact_below')::integer, 5000))
@@ -493,7 +496,7 @@ BEGIN
     -- vault over all of them; in a large one over the two first rails' candidates only, which it re-ranks (an
     -- exact scan of 100,000 384-d vectors takes ~85 ms here; on LoCoMo the re-ranking alone gives 0.804 of the
     -- whole rail's 0.813).
-    IF v_qvec2 IS NOT NULL AND v_model2 IS NOT NULL AND v_rw > 0 AND v_dense_n > 0 THEN
+    IF v_qvec2 IS NOT NULL AND v_model2 IS NOT NULL AND v_rw > 0 AND v_rail2_n > 0 THEN
         SELECT array_agg(x.id ORDER BY x.dist, x.id) INTO v_rail2 FROM (
             SELECT b.id, r.embedding <=> v_qvec2 AS dist
             FROM memvault.block_rail2 r
@@ -504,7 +507,7 @@ BEGIN
                               AND (b.invalid_at IS NULL OR b.invalid_at > v_as_of)))
               AND NOT (b.quarantine_tags && v_noise)
             ORDER BY 2, 1
-            LIMIT v_dense_n
+            LIMIT v_rail2_n
         ) x;
     END IF;
 

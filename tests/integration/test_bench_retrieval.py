@@ -166,3 +166,23 @@ async def test_longmemeval_folds_split_the_questions(services, tmp_path):
     spread = lme_fold_spread(result["details"], folds)
     assert len(spread["folds"]) == 2 and set(spread["spread_by_category"]) == {"single-session-user"}
     assert spread["spread"]["recall_all@5"]["min"] == 1.0
+
+
+async def test_a_kept_locomo_vault_gets_the_second_rail_filled_before_its_questions(services, tmp_path):
+    """A vault kept before the second rail was configured is reused with it: every block has its rail row before
+    the first question is asked (what the worker's embed_rail2 job would have done)."""
+    from app.models.embedders.hashing import HashEmbedder
+
+    conversations = load_locomo(_locomo_file(tmp_path))
+    await run_locomo(services, conversations, show_progress=False, keep=True)  # no second rail yet
+    rows = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block_rail2")
+    assert rows["n"] == 0
+    services.rail2 = HashEmbedder(dim=16)
+    again = await run_locomo(services, conversations, show_progress=False, keep=True)
+    assert again["ingest_turns_per_s"] == 0.0  # the kept vault, not a new ingest
+    vault = await get_vault(services.db, "bench-locomo-syn-1")
+    counts = await services.db.fetchone(
+        "SELECT (SELECT count(*) FROM memvault.block WHERE vault_id = %(v)s) AS blocks, "
+        "(SELECT count(*) FROM memvault.block_rail2 WHERE vault_id = %(v)s) AS rail", {"v": vault.id},
+        vault_id=vault.id)
+    assert counts["blocks"] > 0 and counts["rail"] == counts["blocks"]

@@ -154,18 +154,18 @@ async def test_fast_search_keeps_blocks_not_yet_valid_off_the_third_rail(service
 async def test_recall_embeds_the_query_with_the_second_model_and_ranks_by_it(services, vault) -> None:
     ids = await _fill_vault(services, vault)
     query = "Tell me the secret again."
-    options = RecallOptions(k=5, thinking="fast", as_of=T0, use_prefetch=False, writeback=False)
+    options = RecallOptions(k=5, thinking="slow", as_of=T0, use_prefetch=False, writeback=False)
     scoring = ScoringConfig()
     async with services.db.transaction(vault.id) as conn:
         ctx = RecallContext(query, vault=vault, qvec=services.embedder.embed_query(query), scoring=scoring,
-                            as_of=T0, limit=10, conn=conn)
+                            as_of=T0, limit=10, conn=conn, thinking="slow")
         before = {c.id: c.base for c in await FastSearch(services)(ctx, [])}
     services.rail2 = MarkerEmbedder()
     await rail2.fill(services)
     services.rail2.seen.clear()
     async with services.db.transaction(vault.id) as conn:
         ctx = RecallContext(query, vault=vault, qvec=services.embedder.embed_query(query), scoring=scoring,
-                            as_of=T0, limit=10, conn=conn)
+                            as_of=T0, limit=10, conn=conn, thinking="slow")
         after = {c.id: c.base for c in await FastSearch(services)(ctx, [])}
     assert services.rail2.seen == [query]
     gain = {i: after[i] - before[i] for i in before}
@@ -184,8 +184,10 @@ async def test_a_failing_second_model_leaves_recall_on_the_two_other_rails(servi
         raise RuntimeError("model crashed")
 
     services.rail2.embed_query = broken
+    services.rail2.embed_queries = broken  # the slow path's variants, embedded together
     assert await rail2.search_params(services, "the secret") == {}
-    options = RecallOptions(k=5, thinking="fast", as_of=T0, use_prefetch=False, writeback=False)
+    assert await rail2.search_params_many(services, ["the secret", "secret"]) == [{}, {}]
+    options = RecallOptions(k=5, thinking="slow", as_of=T0, use_prefetch=False, writeback=False)
     result = await ReadTrack(services, ReadConfig()).recall(vault, "Where is the garage door code written?", options)
     assert result.cards and result.cards[0].id == ids[0]
 
@@ -216,6 +218,27 @@ async def test_the_worker_job_fills_the_rail(services, vault, db_url) -> None:
     job = await services.db.fetchone("SELECT status FROM public.procrastinate_jobs WHERE task_name = 'embed_rail2'")
     assert job["status"] == "succeeded"
     assert set(await _rows(services, vault)) == set(ids)
+
+
+def test_the_second_rail_is_on_by_default_on_the_slow_path_only(test_settings) -> None:
+    from app.models.registry import ModelCache
+    from app.settings import Settings
+
+    assert Settings.model_fields["rail2_embedder"].default == "e5-onnx"
+    search = ReadConfig().search
+    assert (search.rail2_fast, search.rail2_slow, search.rail2_w) == (False, True, 0.5)
+    assert search.rail2_on("slow") and not search.rail2_on("fast")
+    default = test_settings.model_copy(update={"rail2_embedder": "e5-onnx"})
+    default.__pydantic_fields_set__.discard("rail2_embedder")  # as when nothing sets MEMVAULT_RAIL2_EMBEDDER
+    models = ModelCache(1)
+    try:
+        assert models.rail2_embedder(default).name.startswith("e5-onnx:")
+        # e5-onnx chosen as the embedder itself: the default second rail turns itself off, an explicit one is an error
+        assert models.rail2_embedder(default.model_copy(update={"embedder": "e5-onnx"})) is None
+        with pytest.raises(ConfigError, match="the embedder itself"):
+            models.rail2_embedder(default.model_copy(update={"embedder": "e5-onnx", "rail2_embedder": "e5-onnx"}))
+    finally:
+        models.close()
 
 
 def test_the_second_model_comes_from_settings(test_settings) -> None:
@@ -271,3 +294,91 @@ async def test_the_command_without_a_second_model_is_one_clear_error(db_url, mon
         get_settings.cache_clear()
     assert code != 0
     assert "MEMVAULT_RAIL2_EMBEDDER" in capsys.readouterr().err
+
+
+async def _recall(services, vault, query: str, thinking: str, search: dict | None = None):
+    from dataclasses import replace
+
+    config = ReadConfig()
+    config = replace(config, search=replace(config.search, **(search or {})))
+    options = RecallOptions(k=5, thinking=thinking, as_of=T0, use_prefetch=False, writeback=False)
+    return await ReadTrack(services, config).recall(vault, query, options)
+
+
+@pytest.mark.parametrize("search, fast_embeds, slow_embeds", [
+    ({}, False, True),  # the default: the slow path only, so the fast path pays no second query embedding
+    ({"rail2_fast": True}, True, True),
+    ({"rail2_fast": True, "rail2_slow": False}, True, False),
+    ({"rail2_fast": True, "rail2_w": 0.0}, False, False),
+])
+async def test_each_path_embeds_the_query_with_the_second_model_only_where_the_rail_runs(
+        services, vault, search, fast_embeds, slow_embeds) -> None:
+    await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    query = "What did Maria say about the secret code?"
+    for thinking, embeds in (("fast", fast_embeds), ("slow", slow_embeds)):
+        services.rail2.seen.clear()
+        result = await _recall(services, vault, query, thinking, search)
+        assert result.cards
+        assert (query in services.rail2.seen) is embeds, thinking
+        if thinking == "slow" and embeds:  # the slow path's variants search the rail too
+            assert len(services.rail2.seen) > 1
+        if not embeds:
+            assert services.rail2.seen == []
+
+
+async def test_the_slow_path_searches_the_rail_with_its_variants_only_when_asked(services, vault) -> None:
+    await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    query = "What did Maria say about the secret code?"
+    services.rail2.seen.clear()
+    await _recall(services, vault, query, "slow")
+    with_variants = list(services.rail2.seen)
+    assert with_variants[0] == query and len(with_variants) > 1  # the question, then each variant
+    one = await rail2.search_params_many(services, with_variants)  # the variants' vectors: one call, same vectors
+    assert [p["qvec2"] for p in one] == [(await rail2.search_params(services, t))["qvec2"] for t in with_variants]
+    services.rail2.seen.clear()
+    result = await _recall(services, vault, query, "slow", {"rail2_variants": False})
+    assert services.rail2.seen == [query] and result.cards
+
+
+async def test_a_recall_before_the_worker_has_embedded_anything_ranks_as_without_the_rail(services, vault) -> None:
+    ids = await _fill_vault(services, vault)
+    query = "Where is the garage door code written?"
+    both = {"rail2_fast": True}  # the rail on either path
+    for thinking in ("fast", "slow"):
+        services.rail2 = None
+        without = await _recall(services, vault, query, thinking, both)
+        services.rail2 = MarkerEmbedder()  # configured, but block_rail2 is empty: the job has not run yet
+        before_fill = await _recall(services, vault, query, thinking, both)
+        assert services.rail2.seen  # the rail was asked, and found nothing
+        assert [c.id for c in before_fill.cards] == [c.id for c in without.cards]
+        assert [c.score for c in before_fill.cards] == pytest.approx([c.score for c in without.cards])
+        assert before_fill.cards[0].id == ids[0]
+    # Part of the vault reached: the blocks the job has not embedded yet are still found by the two first rails.
+    await rail2.fill(services)
+    async with services.db.transaction() as conn:
+        await conn.execute("DELETE FROM memvault.block_rail2 WHERE vault_id = %s AND block_id <> %s",
+                           (vault.id, ids[0]))
+    services.rail2.seen.clear()
+    result = await _recall(services, vault, "Lunch with the design team moved to when?", "fast", both)
+    assert services.rail2.seen and result.cards[0].id == ids[3]
+    secret = await _recall(services, vault, "Tell me the secret again.", "fast", both)
+    assert ids[0] in [c.id for c in secret.cards]
+
+
+async def test_the_rail_reads_rail2_n_blocks(services, vault) -> None:
+    ids = await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    query = "Tell me the secret again."
+    base = {"dense_n": 5, "sparse_n": 0, "exact": True, "dense_w": 0.5, "rrf_k": 60,
+            **await rail2.search_params(services, query)}
+    dense_only = {r["id"]: r["rrf"] for r in await _fast_search(services, vault, query, {**base, "rail2_w": 0})}
+    for n, on_rail in ((0, 5), (1, 1), (3, 3)):  # 0: as many as the dense rail reads
+        rows = {r["id"]: r["rrf"] for r in await _fast_search(services, vault, query, {**base, "rail2_n": n})}
+        assert set(rows) == set(dense_only) == set(ids)
+        assert sum(1 for i in rows if rows[i] > dense_only[i] + 1e-12) == on_rail, n
+        assert rows[ids[0]] == pytest.approx(dense_only[ids[0]] + 0.5 / 61)  # the rail's first, whatever n

@@ -139,4 +139,6 @@ def test_registry_builds_e5_onnx(tmp_path: Path) -> None:
     from app.settings import Settings
 
     emb = build_embedder(Settings(embedder="e5-onnx", model_cache_dir=tmp_path, embedder_threads=1))
-    assert emb.dim == 384 and any(tmp_path.glob("*.onnx"))
+    # Loaded on first use (the second rail's default model: a process that never embeds with it pays nothing).
+    assert emb.dim == 384 and not any(tmp_path.glob("*.onnx"))
+    assert emb.embed_query("hello").shape == (384,) and any(tmp_path.glob("*.onnx"))

@@ -66,6 +66,13 @@ def test_semantic_embedders(kind: str, dim: int, multilingual: bool, built: dict
         zh = emb.embed_query("我早上喝什麼？")
         assert (docs[:3] @ zh).argmax() == 2
     assert emb.embed_documents([]).shape == (0, dim)
+    # Several queries in one call (the slow path's variants on the second rail): each embed_query's vector.
+    queries = ["Where do I live now?", "piano lessons", "我早上喝什麼？"]
+    many = emb.embed_queries(queries)
+    assert many.shape == (3, dim) and many.dtype == np.float32
+    for row, text in zip(many, queries):
+        assert float(row @ emb.embed_query(text)) > 0.9999
+    assert emb.embed_queries([]).shape == (0, dim)
 
 
 def test_e5_distinguishes_queries_from_documents(built: dict[str, Embedder]) -> None:
