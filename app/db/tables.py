@@ -202,6 +202,23 @@ block_rail2 = Table(
                          ondelete="CASCADE"),
 )
 
+# The sparse rail's narrow table (sql/incremental/028-block-terms.sql): what _sparse_rail_v1/_v2 read of a
+# matched block, many rows to a page; kept in step with block by its triggers.
+block_terms = Table(
+    "block_terms", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("block_id", BigInteger, nullable=False),
+    Column("tsv", TSVECTOR, nullable=False),
+    Column("valid_at", TZ, nullable=False),
+    Column("invalid_at", TZ),
+    Column("retracted_at", TZ),
+    Column("quarantine_tags", ARRAY(Text), nullable=False),
+    PrimaryKeyConstraint("vault_id", "block_id"),
+    ForeignKeyConstraint(["vault_id", "block_id"], ["memvault.block.vault_id", "memvault.block.id"],
+                         ondelete="CASCADE"),
+    Index("block_terms_tsv_idx", "tsv", postgresql_using="gin"),
+)
+
 block_source = Table(
     "block_source", metadata,
     Column("vault_id", UUID(as_uuid=True), nullable=False),

@@ -213,7 +213,9 @@ $$;
 -- The sparse rail's scan. Under row-level security the planner may not use `tsv @@ q` (not LEAKPROOF) as an
 -- index condition ahead of the policy, so the GIN index is never used and every row of the vault is tested
 -- (41 ms at 30k blocks). This SECURITY DEFINER helper (owned by the migrating superuser, so the policy does not
--- apply) scopes to the caller's vault explicitly and lets the GIN index find the matches.
+-- apply) scopes to the caller's vault explicitly and lets the GIN index find the matches. It reads the narrow
+-- memvault.block_terms (028-block-terms.sql: the tsvector and the filters, many rows to a page), not block,
+-- whose ~4 kB rows made every match a heap page read (5,059 pages for 4,178 matches at a million blocks).
 CREATE OR REPLACE FUNCTION memvault._sparse_rail_v1(p_vault uuid, p_terms tsquery[], p_idf double precision[],
                                                     p_any tsquery, p_as_of timestamptz, p_past boolean,
                                                     p_noise text[], p_n integer)
@@ -224,15 +226,15 @@ CREATE OR REPLACE FUNCTION memvault._sparse_rail_v1(p_vault uuid, p_terms tsquer
 #variable_conflict use_column
 BEGIN
     RETURN (SELECT array_agg(x.id ORDER BY x.sc DESC, x.id) FROM (
-        SELECT b.id,
+        SELECT b.block_id AS id,
                (SELECT sum(w.idf) FROM unnest(p_terms, p_idf) AS w(q, idf) WHERE b.tsv @@ w.q)
                + 0.01 * ts_rank(b.tsv, p_any, 8) AS sc
-        FROM memvault.block b
+        FROM memvault.block_terms b
         WHERE b.vault_id = p_vault AND p_vault = memvault.current_vault_id() AND b.tsv @@ p_any
           AND (p_past OR (b.retracted_at IS NULL AND b.valid_at <= p_as_of
                           AND (b.invalid_at IS NULL OR b.invalid_at > p_as_of)))
           AND NOT (b.quarantine_tags && p_noise)
-        ORDER BY sc DESC, b.id
+        ORDER BY sc DESC, b.block_id
         LIMIT p_n
     ) x);
 END
@@ -257,7 +259,7 @@ CREATE OR REPLACE FUNCTION memvault._sparse_rail_v2(p_vault uuid, p_lexemes text
 #variable_conflict use_column
 BEGIN
     RETURN (SELECT array_agg(x.id ORDER BY x.sc DESC, x.id) FROM (
-        SELECT b.id,
+        SELECT b.block_id AS id,
                coalesce((SELECT sum(w.idf * (p_k1 + 1) * u.tf
                                     / (u.tf + p_k1 * (1 - p_b + p_b * length(b.tsv)
                                                                 / coalesce(p_avg_len, length(b.tsv)))))
@@ -265,12 +267,12 @@ BEGIN
                                FROM unnest(b.tsv) AS e WHERE e.lexeme = ANY (p_lexemes)) u
                          JOIN unnest(p_lexemes, p_idf) AS w(lexeme, idf) ON w.lexeme = u.lexeme), 0)
                + 0.01 * ts_rank(b.tsv, p_any, 8) AS sc
-        FROM memvault.block b
+        FROM memvault.block_terms b
         WHERE b.vault_id = p_vault AND p_vault = memvault.current_vault_id() AND b.tsv @@ p_any
           AND (p_past OR (b.retracted_at IS NULL AND b.valid_at <= p_as_of
                           AND (b.invalid_at IS NULL OR b.invalid_at > p_as_of)))
           AND NOT (b.quarantine_tags && p_noise)
-        ORDER BY sc DESC, b.id
+        ORDER BY sc DESC, b.block_id
         LIMIT p_n
     ) x);
 END
@@ -460,9 +462,9 @@ BEGIN
     IF v_prf_w > 0 AND NOT v_bm25 AND v_first IS NOT NULL AND coalesce(cardinality(v_sparse), 0) >= 2 THEN
         WITH c AS MATERIALIZED (
             SELECT l.lexeme, count(*) AS n
-            FROM memvault.block b CROSS JOIN unnest(tsvector_to_array(b.tsv)) AS l(lexeme)
+            FROM memvault.block_terms b CROSS JOIN unnest(tsvector_to_array(b.tsv)) AS l(lexeme)
             WHERE b.vault_id = v_vault
-              AND b.id = ANY (v_sparse[1:coalesce((p_cfg ->> 'sparse_prf_docs')::integer, 10)])
+              AND b.block_id = ANY (v_sparse[1:coalesce((p_cfg ->> 'sparse_prf_docs')::integer, 10)])
               AND l.lexeme <> ALL (tsvector_to_array(memvault.sparse_document_v1(p_query)))
             GROUP BY l.lexeme HAVING count(*) >= 2
         ), st AS (

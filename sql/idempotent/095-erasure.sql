@@ -67,8 +67,9 @@ END
 $$;
 
 -- Purge a vault: its graph, every row keyed by it (memories and their history, sources, turns, sessions,
--- entities, triples, usage, lexeme counts, second-rail vectors, caches, recall_log, idempotency keys) and its
--- queued jobs; its audit rows stay, redacted, with one more row saying it was purged. Returns what went.
+-- entities, triples, usage, lexeme counts, second-rail vectors, the sparse rail's terms, caches, recall_log,
+-- idempotency keys) and its queued jobs; its audit rows stay, redacted, with one more row saying it was purged.
+-- Returns what went.
 CREATE OR REPLACE FUNCTION memvault.purge_vault_v1(p_vault uuid)
     RETURNS jsonb
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -105,6 +106,7 @@ BEGIN
     DELETE FROM memvault.block_source WHERE vault_id = p_vault;
     DELETE FROM memvault.block_usage WHERE vault_id = p_vault;
     DELETE FROM memvault.block_rail2 WHERE vault_id = p_vault;
+    DELETE FROM memvault.block_terms WHERE vault_id = p_vault;
     DELETE FROM memvault.triple WHERE vault_id = p_vault;
     DELETE FROM memvault.entity_alias WHERE vault_id = p_vault;
     DELETE FROM memvault.turn WHERE vault_id = p_vault;
