@@ -97,6 +97,16 @@ async def vault_memories(services: Any, vault: Any) -> int:
 # says how far a fill got, so a fill resumed on a kept vault goes on from the text after its latest memory.
 FILL_START = datetime(2024, 1, 1, tzinfo=UTC)
 FILL_STEP = timedelta(minutes=7)
+# ... closer together when n texts 7 minutes apart would run past FILL_END: every memory of a fill must be said
+# before the queries' "now", or recall filters it out as not yet valid. (The first million-memory vault was filled
+# 7 minutes apart: its texts ran to 2037, and at query time only ~218k of its 1,014,916 memories were valid.)
+# A fill of up to ~150k texts keeps the 7 minutes, so vaults kept from earlier runs resume as they were filled.
+FILL_END = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def fill_step(n: int) -> timedelta:
+    """The time between a fill's consecutive texts, for a vault filled to n memories."""
+    return min(FILL_STEP, (FILL_END - FILL_START) / max(1, n))
 
 
 async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, quiet: bool = False,
@@ -117,11 +127,11 @@ async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, 
     if have >= n:
         await ensure_rail2(services, vault.id)  # a vault kept before the second rail was configured
         return have, 0.0
-    i = 0
+    i, step = 0, fill_step(n)
     if have:
         row = await services.db.fetchone("SELECT max(valid_at) AS last FROM memvault.block", vault_id=vault.id)
         if row["last"] is not None and row["last"] >= FILL_START:
-            i = (row["last"] - FILL_START) // FILL_STEP + 1
+            i = (row["last"] - FILL_START) // step + 1
     sentences, _ = await asyncio.to_thread(corpus)
     bulk = BulkIngest(services, BulkConfig(batch_items=batch, build_ann_index=build_ann_index))
     seconds = 0.0
@@ -131,7 +141,7 @@ async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, 
     while have < n:
         chunk = []
         for text in source:
-            chunk.append(WriteItem(content=text, said_at=FILL_START + FILL_STEP * i,
+            chunk.append(WriteItem(content=text, said_at=FILL_START + step * i,
                                    source_kind="user" if i % 2 == 0 else "assistant",
                                    session_id=f"lat-{i // 40}"))
             i += 1

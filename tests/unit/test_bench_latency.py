@@ -44,3 +44,14 @@ def test_cpu_per_recall_is_process_plus_postgres() -> None:
     assert cpu_ms(meter, "slow", 10) == {"process": 50.0, "postgres": None, "total": None}
     assert "not readable" in _cpu_cell(cpu_ms(meter, "slow", 10))
     assert cpu_ms(meter, "none", 10) is None and _cpu_cell(None) == "n/a"
+
+
+def test_a_fill_is_said_before_now_at_any_size() -> None:
+    from datetime import timedelta
+
+    from app.bench.corpus import FILL_END, FILL_START, FILL_STEP, fill_step
+
+    assert fill_step(10_000) == fill_step(100_000) == FILL_STEP  # vaults kept from earlier runs resume as filled
+    for n in (1_000_000, 10_000_000):
+        assert FILL_START + fill_step(n) * n <= FILL_END
+        assert fill_step(n) < timedelta(minutes=7)
