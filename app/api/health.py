@@ -51,6 +51,9 @@ async def health_report(services: Services) -> dict[str, Any]:
     }
     try:
         row = await services.db.fetchone(Q.health, {"alive_s": settings.worker_stalled_s})
+        # in the same try: a server that goes away between the two statements is a report too, never the
+        # generic 503 error body (a client reading `problems` found none: the fault test's outage, once)
+        upkeep = await services.db.fetchone(Q.upkeep_summary)  # `memvault db stats` has the details
     except DatabaseUnavailable as exc:
         body["database"] = {**services.db.reachability.snapshot(), "reachable": False, "last_error": exc.message}
         body["problems"].append(f"database unreachable: {exc.message}")
@@ -65,7 +68,7 @@ async def health_report(services: Services) -> dict[str, Any]:
     stalled = oldest is not None and oldest > stall and (last_start is None or last_start > stall)
     body["worker"] = {"alive": row["live_workers"] > 0, "live_workers": row["live_workers"],
                       "queued_jobs": row["queued_jobs"]}  # queued_jobs: as before, for existing readers
-    body["upkeep"] = await services.db.fetchone(Q.upkeep_summary)  # `memvault db stats` has the details
+    body["upkeep"] = upkeep
     body["queue"] = {"queued": row["queued_jobs"], "running": row["running_jobs"], "oldest_due_s": oldest,
                      "last_start_s": last_start, "stalled": stalled, "stall_after_s": stall}
     if not body["worker"]["alive"]:

@@ -111,9 +111,12 @@ async def test_serve_rides_out_a_restart_a_crash_and_an_outage(cluster: OwnClust
                     i += WRITERS
                     await asyncio.sleep(0.05)
 
+            faults: list[asyncio.Future] = []
+
             async def break_it() -> None:
                 await asyncio.sleep(1.5)
-                await asyncio.to_thread(fault, cluster, kind)
+                faults.append(asyncio.get_running_loop().run_in_executor(None, fault, cluster, kind))
+                await asyncio.shield(faults[0])  # a failing check elsewhere must not leave the server down
                 phase["back"] = time.monotonic()
 
             health_503 = []
@@ -129,8 +132,12 @@ async def test_serve_rides_out_a_restart_a_crash_and_an_outage(cluster: OwnClust
                         return
                     await asyncio.sleep(0.1)
 
-            await asyncio.wait_for(asyncio.gather(break_it(), watch_health(), *(writer(w) for w in range(WRITERS))),
-                                   timeout=OUTAGE_S + 120)
+            try:
+                await asyncio.wait_for(asyncio.gather(break_it(), watch_health(),
+                                                      *(writer(w) for w in range(WRITERS))), timeout=OUTAGE_S + 120)
+            finally:  # the server back up for the module's next test whatever failed here
+                for started in faults:
+                    await asyncio.wait([started])
             healthy_after = phase["healthy_after"]
             first_ok = phase["first_ok_after"] - phase["back"]
             assert server.poll() is None

@@ -133,3 +133,23 @@ async def test_pool_parses_agtype_with_the_age_loader(services) -> None:
     vertex = row["n"]
     assert isinstance(vertex, Vertex)
     assert vertex.label == "Entity" and vertex.properties == {"eid": 7, "name": "Taipei"}
+
+
+async def test_health_is_its_report_when_the_database_goes_away_midway(services, monkeypatch) -> None:
+    """/health asks the database twice (the health row, then the upkeep summary); a server that goes away between
+    the two is a report naming the database (503's body has `problems`), not the generic error body."""
+    from app.api.health import health_report
+    from app.db.queries import Q
+    from app.errors import DatabaseUnavailable
+
+    real = services.db.fetchone
+
+    async def away_after_the_first(query, *args, **kwargs):
+        if query == Q.upkeep_summary:
+            raise DatabaseUnavailable("the server closed the connection")
+        return await real(query, *args, **kwargs)
+
+    monkeypatch.setattr(services.db, "fetchone", away_after_the_first)
+    body = await health_report(services)
+    assert body["status"] == "unavailable" and body["database"]["reachable"] is False
+    assert body["problems"] == ["database unreachable: the server closed the connection"]
