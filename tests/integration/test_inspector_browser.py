@@ -104,13 +104,27 @@ async def test_inspector_in_headless_chromium(services, admin_key, tmp_path) -> 
         seen: list[str] = []
         driver = _browser(tmp_path)
         wait = WebDriverWait(driver, 20)
+
+        def gone(element):
+            """ec.staleness_of, also when chromedriver answers the old page's node with "Node with given id does
+            not belong to the document" (a WebDriverException, not a StaleElementReferenceException: it failed
+            the clean-clone suite once)."""
+            from selenium.common.exceptions import WebDriverException
+
+            def check(_driver) -> bool:
+                try:
+                    element.is_enabled()
+                except WebDriverException:  # StaleElementReferenceException included
+                    return True
+                return False
+            return check
         try:
             driver.get(f"{base}/inspect/insp")  # no key yet: the sign-in form, which remembers where to go
             assert "/inspect/login" in driver.current_url
             driver.find_element(By.ID, "key").send_keys("mvk_wrong_aaaaaaaaaaaaaaaaaaaaaaaa")
             form = driver.find_element(By.ID, "sign-in")
             form.click()  # the redirect's page has an .err of its own (why sign in): wait for the next page
-            wait.until(ec.staleness_of(form))
+            wait.until(gone(form))
             wait.until(ec.presence_of_element_located((By.CLASS_NAME, "err")))
             assert "Sign in" in driver.title and driver.find_element(By.CLASS_NAME, "err").text
             driver.get(f"{base}/inspect/login?next=/inspect/insp")
@@ -125,7 +139,7 @@ async def test_inspector_in_headless_chromium(services, admin_key, tmp_path) -> 
             box.send_keys("acme")
             search = driver.find_element(By.ID, "search-button")
             search.click()
-            wait.until(ec.staleness_of(search))  # the rows below are the results page's, not the vault page's
+            wait.until(gone(search))  # the rows below are the results page's, not the vault page's
             wait.until(ec.url_contains("text=acme"))
             rows = driver.find_elements(By.CSS_SELECTOR, "table tr")
             assert any("Alice works at Acme." in r.text for r in rows)
