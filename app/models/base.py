@@ -53,16 +53,7 @@ class Embedder(abc.ABC):
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for stored text, shape (n, dim), float32, unit length. Batches internally."""
-        texts = [t if isinstance(t, str) else str(t) for t in texts]
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [
-            self._encode(texts[i : i + self.batch_size], query=False)
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        out = l2_normalize(np.concatenate(parts, axis=0))
-        self._check_shape(out, len(texts))
-        return out
+        return self._embed_many(texts, query=False)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of one search query, shape (dim,). Differs from a document vector where the model
@@ -74,10 +65,13 @@ class Embedder(abc.ABC):
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of several search queries at once, shape (n, dim): ``embed_query``'s, batched (one model
         call for a recall's multi-query variants instead of one each)."""
+        return self._embed_many(texts, query=True)
+
+    def _embed_many(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
         texts = [t if isinstance(t, str) else str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [self._encode(texts[i : i + self.batch_size], query=True)
+        parts = [self._encode(texts[i : i + self.batch_size], query=query)
                  for i in range(0, len(texts), self.batch_size)]
         out = l2_normalize(np.concatenate(parts, axis=0))
         self._check_shape(out, len(texts))

@@ -104,10 +104,7 @@ async def search_params_many(services: Services, queries: list[str]) -> list[dic
     if services.rail2 is None or not queries:
         return [{} for _ in queries]
     try:
-        if len(queries) == 1:
-            vecs = [await services.models.embed_query(services.rail2, queries[0])]
-        else:
-            vecs = list(await services.models.embed_queries(services.rail2, queries))
+        vecs = await services.models.embed_queries(services.rail2, queries)
     except Exception:  # noqa: BLE001 - any model failure: search on without the rail
         log.warning("second rail: %s could not embed the query; searching without it", services.rail2.name,
                     exc_info=True)
