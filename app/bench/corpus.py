@@ -63,12 +63,10 @@ def texts(sentences: list[str], n: int, start: int = 0) -> Iterator[str]:
             return
         yield s
         made += 1
-    k, i = 1, 0
-    offset = max(0, start - m)  # pairs to pass over
-    while k < m and offset >= m - k:
-        offset -= m - k
+    k, i = 1, max(0, start - m)  # i: the pairs of distance k still to pass over
+    while k < m and i >= m - k:
+        i -= m - k
         k += 1
-    i = offset
     while made < n and k < m:
         for j in range(i, m - k):
             if made >= n:
@@ -99,7 +97,7 @@ FILL_START = datetime(2024, 1, 1, tzinfo=UTC)
 FILL_STEP = timedelta(minutes=7)
 # ... closer together when n texts 7 minutes apart would run past FILL_END: every memory of a fill must be said
 # before the queries' "now", or recall filters it out as not yet valid. (The first million-memory vault was filled
-# 7 minutes apart: its texts ran to 2037, and at query time only ~218k of its 1,014,916 memories were valid.)
+# 7 minutes apart: its texts ran to 2041, and a recall "now" saw 176,850 of its 899,315 current memories.)
 # A fill of up to ~150k texts keeps the 7 minutes, so vaults kept from earlier runs resume as they were filled.
 FILL_END = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -107,6 +105,12 @@ FILL_END = datetime(2026, 1, 1, tzinfo=UTC)
 def fill_step(n: int) -> timedelta:
     """The time between a fill's consecutive texts, for a vault filled to n memories."""
     return min(FILL_STEP, (FILL_END - FILL_START) / max(1, n))
+
+
+async def last_said(services: Any, vault: Any) -> datetime | None:
+    """When the vault's latest memory was said (its blocks' latest valid_at); None for an empty vault."""
+    row = await services.db.fetchone("SELECT max(valid_at) AS last FROM memvault.block", vault_id=vault.id)
+    return row["last"] if row else None
 
 
 async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, quiet: bool = False,
@@ -129,9 +133,9 @@ async def fill(services: Any, vault: Any, n: int, batch: int, *, skip: int = 0, 
         return have, 0.0
     i, step = 0, fill_step(n)
     if have:
-        row = await services.db.fetchone("SELECT max(valid_at) AS last FROM memvault.block", vault_id=vault.id)
-        if row["last"] is not None and row["last"] >= FILL_START:
-            i = (row["last"] - FILL_START) // step + 1
+        last = await last_said(services, vault)
+        if last is not None and last >= FILL_START:
+            i = (last - FILL_START) // step + 1
     sentences, _ = await asyncio.to_thread(corpus)
     bulk = BulkIngest(services, BulkConfig(batch_items=batch, build_ann_index=build_ann_index))
     seconds = 0.0

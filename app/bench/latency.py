@@ -191,8 +191,9 @@ async def asked_as_of(services: Any, vault: Any) -> Any:
     """The instant just after the vault's last memory when that is later than now; else None (recall as of now)."""
     from datetime import UTC, datetime, timedelta
 
-    row = await services.db.fetchone("SELECT max(valid_at) AS last FROM memvault.block", vault_id=vault.id)
-    last = row["last"] if row else None
+    from app.bench.corpus import last_said
+
+    last = await last_said(services, vault)
     return last + timedelta(seconds=1) if last is not None and last > datetime.now(UTC) else None
 
 
@@ -218,9 +219,8 @@ def format_table(r: dict[str, Any]) -> str:
     disk, mem = r["disk_mb"], r["memory_mb"]
     pg = mem["postgres"] or {}
     ann = r["ann"]
-    rows = [("memories", r["memories"]),
-            ("asked as of", r.get("asked_as_of") or "now"), ("fast p50 / p95 / p99 ms", f"{r['fast_p50_ms']} / {r['fast_p95_ms']} / "
-            f"{r['fast_p99_ms']}"),
+    rows = [("memories", r["memories"]), ("asked as of", r.get("asked_as_of") or "now"),
+            ("fast p50 / p95 / p99 ms", f"{r['fast_p50_ms']} / {r['fast_p95_ms']} / {r['fast_p99_ms']}"),
             ("slow p50 / p95 / p99 ms", f"{r['slow_p50_ms']} / {r['slow_p95_ms']} / {r['slow_p99_ms']}"),
             ("fast CPU ms per recall", _cpu_cell(r.get("fast_cpu_ms"))),
             ("slow CPU ms per recall", _cpu_cell(r.get("slow_cpu_ms"))),
