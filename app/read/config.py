@@ -77,12 +77,17 @@ class SearchConfig:
     # hnsw.ef_search of a vault's index search up to 100k rows in it; past that it grows as rows^0.7
     # (memvault.ann_ef_search_v1: ANN recall@10 against exact 0.909 at 1M and 100, 0.988 at 500, it grows to 507).
     ef_search: int = 100
-    # The sparse rail's terms (memvault.sparse_plan_v1): rare ones alone within sparse_single_budget estimated
-    # rows, common ones in pairs; common ones alone only to fill, within sparse_row_budget.
+    # The sparse rail's terms (memvault.sparse_plan_v3): rare ones alone within sparse_single_budget estimated
+    # rows, common ones in pairs (the rarest of them within sparse_pair_budget estimated rows); common ones alone
+    # only to fill, within sparse_row_budget. The pair budget is never reached in a vault of at most 100k blocks
+    # (7 pair terms x 10% of its blocks); at a million it keeps a question's first pass from ORing up to 28
+    # pairs of long posting lists (docs/benchmarks.md "A million memories": sparse rail p95 58 -> 36 ms, its
+    # top 100 0.999 the same as without the budget).
     sparse_max_terms: int = 8
     sparse_single_budget: float = 1000.0
     sparse_row_budget: float = 4000.0
     sparse_max_freq: float = 0.1
+    sparse_pair_budget: float = 70000.0
     # BM25 scoring of the sparse rail's matches (memvault._sparse_rail_v2: term-frequency saturation sparse_k1,
     # length normalization sparse_b against the vault's mean block length, BM25's idf; Chinese stop words out of
     # the query) instead of the sum of the matched terms' idf (_sparse_rail_v1). Same terms, same scan, ~1.5 ms

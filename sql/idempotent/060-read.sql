@@ -106,15 +106,22 @@ $$;
 -- at most p_max_terms, each with its idf = ln(1 / freq). A row that holds only one common word scores below
 -- every row holding a rarer word or two of the words, so the first pass reads only those:
 --   single: the rarest terms while their estimated rows stay within p_single_budget (the first always);
---   pair:   the other terms, matched two at a time ((a & b): GIN intersects their lists without reading rows).
+--   pair:   the other terms, matched two at a time ((a & b): GIN intersects their lists without reading rows),
+--           the rarest of them while their estimated rows stay within p_pair_budget.
 -- When the first pass finds fewer rows than the rail needs, the fill pass adds the common terms alone while
 -- the estimated rows of singles and fills stay within p_row_budget.
--- Returns one row: the terms and their idf (every row is scored by all of them), the first pass's query and
--- the fill pass's (NULL when it would match nothing more).
-CREATE OR REPLACE FUNCTION memvault.sparse_plan_v1(p_query text, p_max_terms integer DEFAULT 8,
+-- p_pair_budget bounds the first pass's work in a large vault: GIN reads every pair term's whole posting list
+-- and tests the query on each entry, then every match is scored. At a million blocks nearly every term is
+-- "not single", and a question of eight words ORed 28 pairs over ~170,000 postings (125 ms). With p_max_terms 8
+-- and p_max_freq 0.1, a vault of at most 100,000 blocks never reaches 70,000 (seven pair terms of at most
+-- 10,000 rows each): its plan is sparse_plan_v1's (that one is this with no pair budget).
+-- Returns one row: the terms and their idf (every row is scored by all of them, pair terms or not), the first
+-- pass's query and the fill pass's (NULL when it would match nothing more).
+CREATE OR REPLACE FUNCTION memvault.sparse_plan_v3(p_query text, p_max_terms integer DEFAULT 8,
                                                    p_single_budget double precision DEFAULT 1000,
                                                    p_row_budget double precision DEFAULT 4000,
-                                                   p_max_freq double precision DEFAULT 0.1)
+                                                   p_max_freq double precision DEFAULT 0.1,
+                                                   p_pair_budget double precision DEFAULT 70000)
     RETURNS TABLE (terms tsquery[], idf double precision[], first_pass tsquery, fill_pass tsquery)
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     SET search_path = memvault, pg_catalog
@@ -126,17 +133,21 @@ BEGIN
         SELECT st.lexeme, st.freq, st.est_rows, row_number() OVER (ORDER BY st.freq, st.lexeme) AS rarity
         FROM memvault.lexeme_stats_v1(tsvector_to_array(memvault.sparse_document_v1(p_query))) AS st
     ), t AS (
-        SELECT s.lexeme, s.freq, quote_literal(s.lexeme) AS lit,
+        SELECT s.lexeme, s.freq, s.est_rows, quote_literal(s.lexeme) AS lit,
                row_number() OVER w AS rn, sum(s.est_rows) OVER w AS cum_rows
         FROM s WHERE s.rarity = 1 OR s.freq <= p_max_freq
         WINDOW w AS (ORDER BY s.freq, s.lexeme)
     ), k AS (
         SELECT t.*, (t.rn = 1 OR t.cum_rows <= p_single_budget) AS single, t.cum_rows <= p_row_budget AS fill
         FROM t WHERE t.rn <= p_max_terms
+    ), kp AS (
+        SELECT k.*, sum(CASE WHEN k.single THEN 0 ELSE k.est_rows END) OVER (ORDER BY k.rn) <= p_pair_budget AS pair
+        FROM k
     ), parts AS (
-        SELECT k.lit AS part FROM k WHERE k.single
+        SELECT kp.lit AS part FROM kp WHERE kp.single
         UNION ALL
-        SELECT format('(%s & %s)', a.lit, b.lit) FROM k a JOIN k b ON a.rn < b.rn WHERE NOT a.single AND NOT b.single
+        SELECT format('(%s & %s)', a.lit, b.lit) FROM kp a JOIN kp b ON a.rn < b.rn
+        WHERE NOT a.single AND NOT b.single AND a.pair AND b.pair
     ), first AS (
         SELECT string_agg(parts.part, ' | ') AS q FROM parts
     )
@@ -149,15 +160,33 @@ BEGIN
 END
 $$;
 
--- The sparse rail's plan for BM25 scoring (_sparse_rail_v2): the terms, first and fill passes of sparse_plan_v1
+-- sparse_plan_v3 without a pair budget: every "not single" term in the pairs (the plan before the budget; the
+-- reference the budget's cost in quality is measured against).
+CREATE OR REPLACE FUNCTION memvault.sparse_plan_v1(p_query text, p_max_terms integer DEFAULT 8,
+                                                   p_single_budget double precision DEFAULT 1000,
+                                                   p_row_budget double precision DEFAULT 4000,
+                                                   p_max_freq double precision DEFAULT 0.1)
+    RETURNS TABLE (terms tsquery[], idf double precision[], first_pass tsquery, fill_pass tsquery)
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    RETURN QUERY SELECT * FROM memvault.sparse_plan_v3(p_query, p_max_terms, p_single_budget, p_row_budget,
+                                                       p_max_freq, 'infinity');
+END
+$$;
+
+-- The sparse rail's plan for BM25 scoring (_sparse_rail_v2): the terms, first and fill passes of sparse_plan_v3
+-- (pair terms within p_pair_budget)
 -- over the query's lexemes less its Chinese stop words (zh_stop_v1; English ones never become lexemes), and for
 -- each term its lexeme and BM25's idf, ln(1 + (N - n + 0.5) / (n + 0.5)) (N blocks, n holding it; from
 -- lexeme_stats_v1's freq = n / N); avg_len, the vault's mean block length in distinct lexemes (postings /
 -- blocks of lexeme_stats_state; NULL before the vault is counted: no length normalization then).
-CREATE OR REPLACE FUNCTION memvault.sparse_plan_v2(p_query text, p_max_terms integer DEFAULT 8,
+CREATE OR REPLACE FUNCTION memvault.sparse_plan_v4(p_query text, p_max_terms integer DEFAULT 8,
                                                    p_single_budget double precision DEFAULT 1000,
                                                    p_row_budget double precision DEFAULT 4000,
-                                                   p_max_freq double precision DEFAULT 0.1)
+                                                   p_max_freq double precision DEFAULT 0.1,
+                                                   p_pair_budget double precision DEFAULT 70000)
     RETURNS TABLE (terms tsquery[], lexemes text[], idf double precision[], first_pass tsquery, fill_pass tsquery,
                    avg_len double precision)
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -179,10 +208,14 @@ BEGIN
     ), k AS (
         SELECT t.*, (t.rn = 1 OR t.cum_rows <= p_single_budget) AS single, t.cum_rows <= p_row_budget AS fill
         FROM t WHERE t.rn <= p_max_terms
+    ), kp AS (
+        SELECT k.*, sum(CASE WHEN k.single THEN 0 ELSE k.est_rows END) OVER (ORDER BY k.rn) <= p_pair_budget AS pair
+        FROM k
     ), parts AS (
-        SELECT k.lit AS part FROM k WHERE k.single
+        SELECT kp.lit AS part FROM kp WHERE kp.single
         UNION ALL
-        SELECT format('(%s & %s)', a.lit, b.lit) FROM k a JOIN k b ON a.rn < b.rn WHERE NOT a.single AND NOT b.single
+        SELECT format('(%s & %s)', a.lit, b.lit) FROM kp a JOIN kp b ON a.rn < b.rn
+        WHERE NOT a.single AND NOT b.single AND a.pair AND b.pair
     ), first AS (
         SELECT string_agg(parts.part, ' | ') AS q FROM parts
     )
@@ -196,6 +229,23 @@ BEGIN
             WHERE st.vault_id = memvault.current_vault_id() AND st.postings > 0)
     FROM first
     WHERE EXISTS (SELECT 1 FROM k);
+END
+$$;
+
+
+-- sparse_plan_v4 without a pair budget (the plan before it).
+CREATE OR REPLACE FUNCTION memvault.sparse_plan_v2(p_query text, p_max_terms integer DEFAULT 8,
+                                                   p_single_budget double precision DEFAULT 1000,
+                                                   p_row_budget double precision DEFAULT 4000,
+                                                   p_max_freq double precision DEFAULT 0.1)
+    RETURNS TABLE (terms tsquery[], lexemes text[], idf double precision[], first_pass tsquery, fill_pass tsquery,
+                   avg_len double precision)
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    RETURN QUERY SELECT * FROM memvault.sparse_plan_v4(p_query, p_max_terms, p_single_budget, p_row_budget,
+                                                       p_max_freq, 'infinity');
 END
 $$;
 
@@ -334,8 +384,9 @@ $$;
 -- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
 -- the vault size against exact_below 5000), ef_search 100 (at 100k rows in the vault's index; more past it:
 -- ann_ef_search_v1), sparse_max_terms 8, sparse_single_budget 1000,
--- sparse_row_budget 4000, sparse_max_freq 0.1 (see sparse_plan_v1), sparse_bm25 false (true: BM25 scoring,
--- sparse_k1 1.2, sparse_b 0.75: sparse_plan_v2, _sparse_rail_v2), noise_tags (text[]); the second dense rail
+-- sparse_row_budget 4000, sparse_max_freq 0.1, sparse_pair_budget 70000 (see sparse_plan_v3), sparse_bm25 false
+-- (true: BM25 scoring, sparse_k1 1.2, sparse_b 0.75: sparse_plan_v4, _sparse_rail_v2), noise_tags (text[]); the
+-- second dense rail
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
 -- weight rail2_w 0.5, reading rail2_n blocks (0 or absent: dense_n) (rrf_norm stays relative to the two first
 -- rails, so a candidate on all three exceeds 1);
@@ -425,10 +476,11 @@ BEGIN
     -- With sparse_bm25, the same matches scored by BM25 (_sparse_rail_v2).
     IF v_sparse_n > 0 AND v_bm25 THEN
         SELECT p.lexemes, p.idf, p.first_pass, p.fill_pass, p.avg_len INTO v_lexemes, v_idf, v_first, v_fill, v_avg_len
-        FROM memvault.sparse_plan_v2(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
+        FROM memvault.sparse_plan_v4(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
                                      coalesce((p_cfg ->> 'sparse_single_budget')::double precision, 1000),
                                      coalesce((p_cfg ->> 'sparse_row_budget')::double precision, 4000),
-                                     coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1)) p;
+                                     coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1),
+                                     coalesce((p_cfg ->> 'sparse_pair_budget')::double precision, 70000)) p;
         IF v_first IS NOT NULL THEN
             v_sparse := memvault._sparse_rail_v2(v_vault, v_lexemes, v_idf, v_first, v_as_of, v_past, v_noise,
                                                  v_sparse_n, v_k1, v_b, v_avg_len);
@@ -439,10 +491,11 @@ BEGIN
         END IF;
     ELSIF v_sparse_n > 0 THEN
         SELECT p.terms, p.idf, p.first_pass, p.fill_pass INTO v_terms, v_idf, v_first, v_fill
-        FROM memvault.sparse_plan_v1(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
+        FROM memvault.sparse_plan_v3(p_query, coalesce((p_cfg ->> 'sparse_max_terms')::integer, 8),
                                      coalesce((p_cfg ->> 'sparse_single_budget')::double precision, 1000),
                                      coalesce((p_cfg ->> 'sparse_row_budget')::double precision, 4000),
-                                     coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1)) p;
+                                     coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1),
+                                     coalesce((p_cfg ->> 'sparse_pair_budget')::double precision, 70000)) p;
         IF v_first IS NOT NULL THEN
             v_sparse := memvault._sparse_rail_v1(v_vault, v_terms, v_idf, v_first, v_as_of, v_past, v_noise,
                                                  v_sparse_n);

@@ -94,6 +94,7 @@ def test_every_read_function_pins_search_path(conn) -> None:
           AND p.proname IN ('fast_search_v1',
                             'score_candidates_v2', 'recall_fast_v2', 'record_recall_v1',
                             'graph_expand_v1', 'cascade_seed_entities_v1', 'lexeme_stats_v1', 'sparse_plan_v1',
+                            'sparse_plan_v3', 'sparse_plan_v4',
                             'prefetch_put_v1', 'prefetch_get_v1', 'intent_distribution_v1')
     """).fetchall()
     assert rows == []

@@ -1,0 +1,71 @@
+"""The sparse plan's pair budget (memvault.sparse_plan_v3 / _v4, ``sparse_pair_budget``): in a large vault only the
+rarest "not single" terms, within the budget's estimated rows, pair up in the first pass; a vault of at most
+100,000 blocks never reaches the default budget, so its plan is the unbudgeted one (sparse_plan_v1 / _v2) exactly."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+QUERY = "alpha bravo charlie delta echo foxtrot golf hotel"
+
+
+def _fake_stats(db_url: str, vault_id, blocks: int, ndocs: list[int]) -> list[str]:
+    """The vault's lexeme_stats as if it held ``blocks`` blocks, the query's lexemes in ``ndocs`` of them (in the
+    query's order); returns the lexemes."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        lexemes = conn.execute("SELECT tsvector_to_array(memvault.sparse_document_v1(%s))", (QUERY,)).fetchone()[0]
+        lexemes = sorted(lexemes, key=lambda x: QUERY.index(x[:4]))
+        assert len(lexemes) == len(ndocs) == 8, lexemes
+        conn.execute("INSERT INTO memvault.lexeme_stats_state (vault_id, blocks, lexemes, postings) "
+                     "VALUES (%s, %s, 8, %s)", (vault_id, blocks, blocks * 20))
+        for lexeme, n in zip(lexemes, ndocs):
+            conn.execute("INSERT INTO memvault.lexeme_stats (vault_id, lexeme, ndoc) VALUES (%s, %s, %s)",
+                         (vault_id, lexeme, n))
+    return lexemes
+
+
+async def _plans(services, vault, sql_new: str, sql_old: str) -> tuple[dict, dict]:
+    new = await services.db.fetchone(sql_new, (QUERY,), vault_id=vault.id)
+    old = await services.db.fetchone(sql_old, (QUERY,), vault_id=vault.id)
+    return new, old
+
+
+V1 = "SELECT terms::text[] AS terms, idf, first_pass::text AS first, fill_pass::text AS fill FROM memvault.{}(%s)"
+V2 = ("SELECT terms::text[] AS terms, lexemes, idf, first_pass::text AS first, fill_pass::text AS fill, avg_len "
+      "FROM memvault.{}(%s)")
+
+
+@pytest.mark.parametrize("new, old", [("sparse_plan_v3", "sparse_plan_v1"), ("sparse_plan_v4", "sparse_plan_v2")])
+async def test_a_large_vault_pairs_only_its_rarest_common_terms(services, vault, db_url: str, new, old) -> None:
+    # A million blocks: one rare term, then common ones (20k, 30k, 40k, ... rows), all under 10% of the vault.
+    lx = _fake_stats(db_url, vault.id, 1_000_000, [3000, 20000, 30000, 40000, 50000, 60000, 70000, 80000])
+    sql = V1 if new == "sparse_plan_v3" else V2
+    capped, full = await _plans(services, vault, sql.format(new), sql.format(old))
+    a, b, c = (f"'{x}'" for x in lx[:3])
+    # 20k + 30k rows pair up; the next term would take the pairs past 70k rows.
+    assert capped["first"] == f"{a} | {b} & {c}", capped["first"]
+    assert full["first"].count("&") == 21  # today's plan: every pair of the seven common terms
+    # The same terms score every match, and the fill pass is the plan's own (first pass + fill terms).
+    assert capped["terms"] == full["terms"] and capped["idf"] == full["idf"]
+    assert capped["fill"] is None and full["fill"] is None  # no common term within the 4,000-row budget alone
+    # The budget is a parameter (fast search's sparse_pair_budget): infinity is today's plan.
+    unbounded = await services.db.fetchone(
+        (sql.format(new)).replace("(%s)", "(%s, 8, 1000, 4000, 0.1, 'infinity')"), (QUERY,), vault_id=vault.id)
+    assert unbounded == full
+
+
+@pytest.mark.parametrize("new, old", [("sparse_plan_v3", "sparse_plan_v1"), ("sparse_plan_v4", "sparse_plan_v2")])
+async def test_a_vault_of_100k_blocks_keeps_todays_plan(services, vault, db_url: str, new, old) -> None:
+    # The most a 100k vault can put in the pairs: seven terms at the 10% frequency cap (plus the rarest).
+    _fake_stats(db_url, vault.id, 100_000, [900, 10000, 10000, 10000, 10000, 10000, 10000, 10000])
+    sql = V1 if new == "sparse_plan_v3" else V2
+    capped, full = await _plans(services, vault, sql.format(new), sql.format(old))
+    assert capped == full
+    assert capped["first"].count("&") == 21
+
+
+def test_fast_search_sends_the_pair_budget() -> None:
+    from app.read.config import SearchConfig
+
+    assert SearchConfig().params(None)["sparse_pair_budget"] == 70000.0
