@@ -4,6 +4,9 @@ rarest "not single" terms, within the budget's estimated rows, pair up in the fi
 
 from __future__ import annotations
 
+import re
+from itertools import combinations
+
 import psycopg
 import pytest
 
@@ -23,6 +26,18 @@ def _fake_stats(db_url: str, vault_id, blocks: int, ndocs: list[int]) -> list[st
             conn.execute("INSERT INTO memvault.lexeme_stats (vault_id, lexeme, ndoc) VALUES (%s, %s, %s)",
                          (vault_id, lexeme, n))
     return lexemes
+
+
+def _clauses(first: str) -> tuple[set[str], set[frozenset[str]]]:
+    """A first pass's single terms and its pairs, the factored a & (b | c) read as the pairs a & b, a & c."""
+    singles, pairs = set(), set()
+    for m in re.finditer(r"('[^']+')(?: & (?:\( ([^)]*) \)|('[^']+')))?", first):
+        head, group, one = m.groups()
+        if group is None and one is None:
+            singles.add(head)
+        for other in (group.split(" | ") if group else [one] if one else []):
+            pairs.add(frozenset((head, other)))
+    return singles, pairs
 
 
 async def _plans(services, vault, sql_new: str, sql_old: str) -> tuple[dict, dict]:
@@ -45,7 +60,10 @@ async def test_a_large_vault_pairs_only_its_rarest_common_terms(services, vault,
     a, b, c = (f"'{x}'" for x in lx[:3])
     # 20k + 30k rows pair up; the next term would take the pairs past 70k rows.
     assert capped["first"] == f"{a} | {b} & {c}", capped["first"]
-    assert full["first"].count("&") == 21  # today's plan: every pair of the seven common terms
+    assert _clauses(capped["first"]) == ({a}, {frozenset((b, c))})
+    # Without the budget every pair of the seven common terms (factored: t1 & (t2 | ... | t7) | ... | t6 & t7).
+    common = [f"'{x}'" for x in lx[1:]]
+    assert _clauses(full["first"]) == ({a}, {frozenset(p) for p in combinations(common, 2)}), full["first"]
     # The same terms score every match, and the fill pass is the plan's own (first pass + fill terms).
     assert capped["terms"] == full["terms"] and capped["idf"] == full["idf"]
     assert capped["fill"] is None and full["fill"] is None  # no common term within the 4,000-row budget alone
@@ -62,7 +80,7 @@ async def test_a_vault_of_100k_blocks_keeps_todays_plan(services, vault, db_url:
     sql = V1 if new == "sparse_plan_v3" else V2
     capped, full = await _plans(services, vault, sql.format(new), sql.format(old))
     assert capped == full
-    assert capped["first"].count("&") == 21
+    assert len(_clauses(capped["first"])[1]) == 21  # all the pairs of the seven common terms
 
 
 def test_fast_search_sends_the_pair_budget() -> None:
