@@ -274,6 +274,13 @@ $$;
 -- apply) scopes to the caller's vault explicitly and lets the GIN index find the matches. It reads the narrow
 -- memvault.block_terms (028-block-terms.sql: the tsvector and the filters, many rows to a page), not block,
 -- whose ~4 kB rows made every match a heap page read (5,059 pages for 4,178 matches at a million blocks).
+-- A match scores the idf of the query's terms it holds, + 0.01 ts_rank as a tie-break. Every match is scored,
+-- so both parts are cheap where they can be (at a million blocks a question's first pass matches up to ~8,000
+-- rows for its 50 best; the scan p95 24 -> 19 ms, the same rows in the same order on 200 questions):
+--   the idf sum: one CASE per term for up to 16 terms (a subquery over the arrays per row cost ~1 us more);
+--   ts_rank (at most ~1.61 with normalization 8: each query word adds at most (1 + pi^2/6) / (pi^2/6), averaged
+--   over the words, divided by the row's distinct words) only for the rows whose idf sum is within 0.02 of
+--   the p_n-th best: no other row can reach the first p_n.
 CREATE OR REPLACE FUNCTION memvault._sparse_rail_v1(p_vault uuid, p_terms tsquery[], p_idf double precision[],
                                                     p_any tsquery, p_as_of timestamptz, p_past boolean,
                                                     p_noise text[], p_n integer)
@@ -284,15 +291,38 @@ CREATE OR REPLACE FUNCTION memvault._sparse_rail_v1(p_vault uuid, p_terms tsquer
 #variable_conflict use_column
 BEGIN
     RETURN (SELECT array_agg(x.id ORDER BY x.sc DESC, x.id) FROM (
-        SELECT b.block_id AS id,
-               (SELECT sum(w.idf) FROM unnest(p_terms, p_idf) AS w(q, idf) WHERE b.tsv @@ w.q)
-               + 0.01 * ts_rank(b.tsv, p_any, 8) AS sc
-        FROM memvault.block_terms b
-        WHERE b.vault_id = p_vault AND p_vault = memvault.current_vault_id() AND b.tsv @@ p_any
-          AND (p_past OR (b.retracted_at IS NULL AND b.valid_at <= p_as_of
-                          AND (b.invalid_at IS NULL OR b.invalid_at > p_as_of)))
-          AND NOT (b.quarantine_tags && p_noise)
-        ORDER BY sc DESC, b.block_id
+        WITH m AS MATERIALIZED (
+            SELECT b.block_id AS id, b.tsv,
+                   CASE WHEN cardinality(p_terms) <= 16 THEN
+                     CASE WHEN b.tsv @@ p_terms[1] THEN p_idf[1] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[2] THEN p_idf[2] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[3] THEN p_idf[3] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[4] THEN p_idf[4] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[5] THEN p_idf[5] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[6] THEN p_idf[6] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[7] THEN p_idf[7] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[8] THEN p_idf[8] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[9] THEN p_idf[9] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[10] THEN p_idf[10] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[11] THEN p_idf[11] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[12] THEN p_idf[12] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[13] THEN p_idf[13] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[14] THEN p_idf[14] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[15] THEN p_idf[15] ELSE 0 END
+                   + CASE WHEN b.tsv @@ p_terms[16] THEN p_idf[16] ELSE 0 END
+                   ELSE (SELECT sum(w.idf) FROM unnest(p_terms, p_idf) AS w(q, idf) WHERE b.tsv @@ w.q) END AS s
+            FROM memvault.block_terms b
+            WHERE b.vault_id = p_vault AND p_vault = memvault.current_vault_id() AND b.tsv @@ p_any
+              AND (p_past OR (b.retracted_at IS NULL AND b.valid_at <= p_as_of
+                              AND (b.invalid_at IS NULL OR b.invalid_at > p_as_of)))
+              AND NOT (b.quarantine_tags && p_noise)
+        ), cut AS (
+            SELECT min(t.s) AS s FROM (SELECT m.s FROM m ORDER BY m.s DESC LIMIT p_n) t
+        )
+        SELECT m.id, m.s + 0.01 * ts_rank(m.tsv, p_any, 8) AS sc
+        FROM m, cut
+        WHERE m.s >= cut.s - 0.02
+        ORDER BY sc DESC, m.id
         LIMIT p_n
     ) x);
 END

@@ -145,7 +145,9 @@ async def test_the_narrow_rail_gives_the_old_rails_results(services, vault, db_u
                              "WHERE vault_id = %s AND id = %s", (vault.id, old))
         conn.execute("SELECT set_config('memvault.vault_id', %s, false)", (str(vault.id),))
         compared = 0
-        for words in (["ferri"], ["ferri", "harbour"], ["lemon", "oliv", "kayak"], ["note"]):
+        # ... and more than the 16 terms _sparse_rail_v1 scores one CASE each (its subquery then)
+        many = ["ferri", "harbour", "lemon", "oliv", "kayak", "note", "again"] + [f"zz{i}" for i in range(11)]
+        for words in (["ferri"], ["ferri", "harbour"], ["lemon", "oliv", "kayak"], ["note"], many):
             terms = [f"'{w}'" for w in words]
             any_q = " | ".join(terms)
             idf = [1.0 + 0.37 * i for i in range(len(words))]
