@@ -87,3 +87,29 @@ def test_fast_search_sends_the_pair_budget() -> None:
     from app.read.config import SearchConfig
 
     assert SearchConfig().params(None)["sparse_pair_budget"] == 70000.0
+
+
+async def test_the_factored_pairs_match_and_rank_as_the_flat_pairs(services, vault, db_url: str) -> None:
+    import random
+
+    from tests.integration.read_helpers import put_blocks
+
+    words = QUERY.split()
+    rng = random.Random(7)
+    await put_blocks(services, vault, [" ".join(rng.sample(words, rng.randint(1, 4))) + f" note {i}"
+                                       for i in range(80)])
+    # Counted as a large vault's: one rare term, seven common ones, all of them in the (factored) pairs.
+    _fake_stats(db_url, vault.id, 1_000_000, [3000, 5000, 6000, 7000, 8000, 9000, 9500, 9900])
+    plan = await services.db.fetchone(V1.format("sparse_plan_v3"), (QUERY,), vault_id=vault.id)
+    singles, pairs = _clauses(plan["first"])
+    assert len(pairs) == 21 and "(" in plan["first"]
+    flat = " | ".join(sorted(singles) + [" & ".join(sorted(p)) for p in sorted(pairs, key=sorted)])
+    rail = ("SELECT memvault._sparse_rail_v1(%s, %s::tsquery[], %s::float8[], %s::tsquery, now(), false, "
+            "'{}'::text[], %s) AS ids")
+    for n in (5, 20, 100):
+        factored = await services.db.fetchone(rail, (vault.id, plan["terms"], plan["idf"], plan["first"], n),
+                                              vault_id=vault.id)
+        flat_ids = await services.db.fetchone(rail, (vault.id, plan["terms"], plan["idf"], flat, n),
+                                              vault_id=vault.id)
+        assert factored["ids"] == flat_ids["ids"]
+        assert len(factored["ids"]) == n or n == 100 and len(factored["ids"]) > 20
