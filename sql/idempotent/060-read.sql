@@ -116,7 +116,7 @@ $$;
 -- the estimated rows of singles and fills stay within p_row_budget.
 -- p_pair_budget bounds the first pass's work in a large vault: GIN reads every pair term's whole posting list
 -- and tests the query on each entry, then every match is scored. At a million blocks nearly every term is
--- "not single", and a question of eight words ORed 28 pairs over ~170,000 postings (125 ms). With p_max_terms 8
+-- "not single", and a question of eight words ORed 21 pairs over ~170,000 postings (125 ms). With p_max_terms 8
 -- and p_max_freq 0.1, a vault of at most 100,000 blocks never reaches 70,000 (seven pair terms of at most
 -- 10,000 rows each): its plan is sparse_plan_v1's (that one is this with no pair budget).
 -- Returns one row: the terms and their idf (every row is scored by all of them, pair terms or not), the first
