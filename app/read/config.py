@@ -81,8 +81,8 @@ class SearchConfig:
     # rows, common ones in pairs (the rarest of them within sparse_pair_budget estimated rows); common ones alone
     # only to fill, within sparse_row_budget. With 8 terms and a 0.1 max frequency the pair budget is never
     # reached in a vault of at most 100k blocks (7 pair terms x 10% of its blocks); at a million it keeps a
-    # question's first pass from ORing up to 21 pairs of long posting lists (docs/benchmarks.md "A million memories": sparse rail p95 58 -> 36 ms, its
-    # top 100 0.999 the same as without the budget).
+    # question's first pass from ORing up to 21 pairs of long posting lists (docs/benchmarks.md "A million
+    # memories": the sparse rail's p95 58 -> 36 ms, its top 100 0.999 the same as without the budget).
     sparse_max_terms: int = 8
     sparse_single_budget: float = 1000.0
     sparse_row_budget: float = 4000.0
