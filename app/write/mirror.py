@@ -42,6 +42,8 @@ from app.write.batch import LAYERS
 
 # Items per matrix product: 64 items x 100k blocks of float32 scores is 25 MB.
 _ITEMS_PER_PRODUCT = 64
+# Queries from which a graph search is split in two, half in the mirror's thread (fewer: not worth a hand-off).
+_SPLIT_FROM = 32
 # The mirror's cosine is float32 numpy, the database's pgvector's: a pair this close under the threshold is
 # still sent, and the database's own cosine decides.
 _SLACK = 1e-3
@@ -104,6 +106,18 @@ class _Layer:
         graph.hnsw.efSearch = config.ef_search
         self.graph = graph
 
+    def _search(self, q: np.ndarray, want: int, pool: ThreadPoolExecutor | None) -> tuple[np.ndarray, np.ndarray]:
+        """The graph's ``want`` nearest nodes of each query; half the queries in ``pool``'s thread at the same time
+        (faiss searches each query on its own, so the answers are the same; the search was a quarter of the
+        critical thread once the adds left it)."""
+        half = len(q) // 2
+        if pool is None or half < _SPLIT_FROM:
+            return self.graph.search(q, want)
+        other = pool.submit(self.graph.search, q[half:], want)
+        sims, found = self.graph.search(q[:half], want)
+        sims_b, found_b = other.result()
+        return np.concatenate([sims, sims_b]), np.concatenate([found, found_b])
+
     def settle(self) -> None:
         """Wait for the tail's add in flight (the graph is searched only when no add runs)."""
         if self._adding is not None:
@@ -124,11 +138,12 @@ class _Layer:
         """(row in q, row in the layer) of each query's k best rows at or above ``floor``, by full products."""
         return _top(_scores(q, self.vecs[: self.n]), k, floor)
 
-    def approximate(self, q: np.ndarray, k: int, floor: float, extra: int) -> tuple[np.ndarray, np.ndarray]:
+    def approximate(self, q: np.ndarray, k: int, floor: float, extra: int,
+                    pool: ThreadPoolExecutor | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The same through the graph and the tail: the graph's nearest nodes, scored again exactly, with every
         row of the tail (scored exactly too), dead rows skipped. A query whose answer was cut short by dead rows
         (fewer than k left, the graph's last node still above the floor) asks the graph again for more. The
-        caller settles the graph's add first."""
+        caller settles the graph's add first; ``pool`` (the mirror's idle thread) searches half the queries."""
         graph_n = self.in_graph
         tail = np.arange(graph_n, self.n)
         tail_scores = _scores(q, self.vecs[graph_n:self.n]) if len(tail) else np.zeros((len(q), 0), np.float32)
@@ -138,7 +153,7 @@ class _Layer:
         out_c: list[np.ndarray] = []
         todo = np.arange(len(q))
         while len(todo):
-            sims, found = self.graph.search(q[todo], want)
+            sims, found = self._search(q[todo], want, pool)
             full = (found[:, -1] >= 0) & (sims[:, -1] >= floor)  # the answers went on above the floor
             found = np.sort(found, axis=1)  # equal scores ranked by row, as the exact product ranks them
             safe = np.where(found >= 0, found, 0)
@@ -247,7 +262,7 @@ class VectorMirror:
                 continue
             layer.settle()
             if layer.graph is not None and layer.in_graph:
-                r, c = layer.approximate(np.ascontiguousarray(q[which]), k, floor, self.config.extra)
+                r, c = layer.approximate(np.ascontiguousarray(q[which]), k, floor, self.config.extra, self._adder())
                 items.extend((which[r] + 1).tolist())
                 ids.extend(layer.ids[c].tolist())
                 continue

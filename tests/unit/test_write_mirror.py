@@ -76,3 +76,20 @@ def test_the_graph_grows_in_the_mirrors_thread_and_its_tail_is_searched_exactly(
     graph.settle()
     assert layer.in_graph == layer.graph.ntotal == 400
     assert threads and all(name.startswith("mirror-graph") for name in threads)
+
+
+def test_a_graph_search_split_across_two_threads_answers_as_one() -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(2000, 32)).astype(np.float32)
+    mirror = _mirror(vectors, exact_below=0)
+    mirror.nearest(list(vectors[:1]), ["curated"], 1, 0.0)  # the first search hands every row to the graph
+    mirror.settle()
+    layer = mirror._layers["curated"]
+    queries = np.ascontiguousarray(vectors[:300] + 0.5 * rng.normal(size=(300, 32)).astype(np.float32))
+    whole = layer.graph.search(queries, 16)
+    threads: list[str] = []
+    real_search = layer.graph.search
+    layer.graph.search = lambda q, k: (threads.append(threading.current_thread().name), real_search(q, k))[1]
+    split = layer._search(queries, 16, mirror._adder())
+    assert np.array_equal(split[0], whole[0]) and np.array_equal(split[1], whole[1])
+    assert sorted(name.split("_")[0] for name in threads) == ["MainThread", "mirror-graph"]
