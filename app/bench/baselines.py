@@ -3,8 +3,9 @@
 They read ``memvault.block`` directly (the sparse one its narrow copy ``memvault.block_terms``: the tsvector
 and the same time columns, kept in step by triggers; block.tsv has no index of its own since revision 0030),
 filtered to the vault (row-level security scopes the statement too) and to what was valid at ``as_of`` and not
-retracted, so the report shows what each stage of the read track adds on the same data. They are the reference queries of pgvector-python and Postgres full-text search, not
-the read track's tuned SQL (``fast_search_v1``): that one is measured as the ``full`` pipeline.
+retracted, so the report shows what each stage of the read track adds on the same data. They are the reference
+queries of pgvector-python and Postgres full-text search, not the read track's tuned SQL (``fast_search_v1``):
+that one is measured as the ``full`` pipeline.
 
 Dense search is exact (the ``+ 0`` keeps the planner off the HNSW index, whose post-filtered scan returns
 at most ``ef_search`` rows): a benchmark vault holds a few thousand blocks at most.

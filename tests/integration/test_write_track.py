@@ -195,7 +195,8 @@ async def test_the_guard_scores_sentences_with_the_write_tracks_own_embedder(ser
     asked.clear()
     embedded: list[list[str]] = []
     real = services.embedder.embed_documents
-    monkeypatch.setattr(services.embedder, "embed_documents", lambda texts: embedded.append(list(texts)) or real(texts))
+    monkeypatch.setattr(services.embedder, "embed_documents",
+                        lambda texts: embedded.append(list(texts)) or real(texts))
     [prepared] = track.screen([item])
     assert not asked  # the guard's own embedder was not asked
     assert any(texts != [prepared.item.embedding_text(prepared.normalized)] for texts in embedded)  # the sentences
