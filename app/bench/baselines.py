@@ -1,9 +1,11 @@
 """Baseline retrievers for the benchmarks: dense-only, sparse-only and plain RRF, without scoring or graph.
 
-They read ``memvault.block`` directly, filtered to the vault (row-level security scopes the statement too)
-and to what was valid at ``as_of`` and not retracted, so the report shows what each stage of the read track
-adds on the same data. They are the reference queries of pgvector-python and Postgres full-text search, not
-the read track's tuned SQL (``fast_search_v1``): that one is measured as the ``full`` pipeline.
+They read ``memvault.block`` directly (the sparse one its narrow copy ``memvault.block_terms``: the tsvector
+and the same time columns, kept in step by triggers; block.tsv has no index of its own since revision 0030),
+filtered to the vault (row-level security scopes the statement too) and to what was valid at ``as_of`` and not
+retracted, so the report shows what each stage of the read track adds on the same data. They are the reference
+queries of pgvector-python and Postgres full-text search, not the read track's tuned SQL (``fast_search_v1``):
+that one is measured as the ``full`` pipeline.
 
 Dense search is exact (the ``+ 0`` keeps the planner off the HNSW index, whose post-filtered scan returns
 at most ``ef_search`` rows): a benchmark vault holds a few thousand blocks at most.
@@ -37,9 +39,9 @@ LIMIT %(n)s
 """
 
 SPARSE_SQL = f"""
-SELECT b.id FROM memvault.block b, memvault.sparse_query_v1(%(query)s) AS q
+SELECT b.block_id AS id FROM memvault.block_terms b, memvault.sparse_query_v1(%(query)s) AS q
 WHERE {_VALID} AND b.tsv @@ q
-ORDER BY ts_rank_cd(b.tsv, q) DESC, b.id
+ORDER BY ts_rank_cd(b.tsv, q) DESC, b.block_id
 LIMIT %(n)s
 """
 
@@ -51,10 +53,10 @@ WITH dense AS (
     ORDER BY (b.embedding <=> %(qvec)s) + 0, b.id
     LIMIT %(cand)s
 ), sparse AS (
-    SELECT b.id, row_number() OVER (ORDER BY ts_rank_cd(b.tsv, q) DESC, b.id) AS r
-    FROM memvault.block b, memvault.sparse_query_v1(%(query)s) AS q
+    SELECT b.block_id AS id, row_number() OVER (ORDER BY ts_rank_cd(b.tsv, q) DESC, b.block_id) AS r
+    FROM memvault.block_terms b, memvault.sparse_query_v1(%(query)s) AS q
     WHERE {_VALID} AND b.tsv @@ q
-    ORDER BY ts_rank_cd(b.tsv, q) DESC, b.id
+    ORDER BY ts_rank_cd(b.tsv, q) DESC, b.block_id
     LIMIT %(cand)s
 )
 SELECT coalesce(d.id, s.id) AS id

@@ -142,7 +142,6 @@ block = Table(
     PrimaryKeyConstraint("vault_id", "id"),
     ForeignKeyConstraint(["vault_id"], ["memvault.vault.id"], ondelete="CASCADE"),
     ForeignKeyConstraint(["vault_id", "superseded_by"], ["memvault.block.vault_id", "memvault.block.id"]),
-    Index("block_tsv_idx", "tsv", postgresql_using="gin"),
     Index("block_fingerprint_idx", "vault_id", "fingerprint"),
     Index("block_hash_idx", "vault_id", "content_hash"),
     Index("block_valid_idx", "vault_id", "valid_at"),

@@ -12,7 +12,10 @@ inner product of unit vectors), as the database's own search goes approximate pa
 grows with the vault (0.66 ms an item at 100,000 blocks, and the comparison of every score with the threshold
 another 0.16); the graph costs ~0.16 ms an item to add and ~0.13 to search at any size. The graph's answers are
 scored again exactly from the mirror's own vectors, so a pair's cosine is the same either way; what can differ
-is a near block the graph misses (its recall at ``ef_search``).
+is a near block the graph misses (its recall at ``ef_search``). The add is off the batch's critical path: the
+rows loaded since the last search (the tail: the previous batch's blocks) are searched exactly with the graph's
+answers, then join the graph in the mirror's own thread (faiss releases the GIL) while the batch is judged,
+written and committed; the next search waits for it (at 40-80k blocks it was half of the writer's main thread).
 
 What it holds: every current chunk, summary, memory and unit block of the vault (the kinds Dedup compares), in
 their layers, loaded before each batch from the blocks above the last id it has seen (``dedup_vectors_since_v2``:
@@ -26,6 +29,7 @@ is approximate too). ``spare`` extra pairs per item cover the blocks the databas
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -38,6 +42,8 @@ from app.write.batch import LAYERS
 
 # Items per matrix product: 64 items x 100k blocks of float32 scores is 25 MB.
 _ITEMS_PER_PRODUCT = 64
+# Queries from which a graph search is split in two, half in the mirror's thread (fewer: not worth a hand-off).
+_SPLIT_FROM = 32
 # The mirror's cosine is float32 numpy, the database's pgvector's: a pair this close under the threshold is
 # still sent, and the database's own cosine decides.
 _SLACK = 1e-3
@@ -69,7 +75,11 @@ class _Layer:
         self.ids = np.zeros(0, dtype=np.int64)
         self.alive = np.zeros(0, dtype=bool)
         self.n = 0
-        self.graph: Any = None  # faiss IndexHNSWFlat over rows 0..n-1 (its labels are row numbers)
+        self.graph: Any = None  # faiss IndexHNSWFlat over rows 0..in_graph-1 (its labels are row numbers)
+        # Rows given to the graph: those after it (the tail, the blocks loaded since the last search) are
+        # searched exactly, and join the graph in the mirror's thread after each search (see VectorMirror.nearest).
+        self.in_graph = 0
+        self._adding: Future[None] | None = None  # the tail's add in flight: the graph is not read meanwhile
 
     def append(self, ids: np.ndarray, vecs: np.ndarray, rows: dict[int, tuple[_Layer, int]]) -> None:
         need = self.n + len(ids)
@@ -79,8 +89,6 @@ class _Layer:
         self.vecs[self.n:need] = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         self.ids[self.n:need] = ids
         self.alive[self.n:need] = True
-        if self.graph is not None:
-            self.graph.add(self.vecs[self.n:need])
         for k, block_id in enumerate(ids.tolist()):
             rows[block_id] = (self, self.n + k)
         self.n = need
@@ -90,43 +98,79 @@ class _Layer:
         self.alive[row] = False
 
     def index(self, config: MirrorConfig) -> None:
-        """Start the layer's graph from its rows so far (the layer has reached ``exact_below``)."""
+        """Start the layer's graph (the layer has reached ``exact_below``); its rows so far join it after the next
+        search, as every later row does (:meth:`grow`)."""
         faiss = _faiss()
         graph = faiss.IndexHNSWFlat(self.vecs.shape[1], config.m, faiss.METRIC_INNER_PRODUCT)
         graph.hnsw.efConstruction = config.ef_construction
         graph.hnsw.efSearch = config.ef_search
-        graph.add(self.vecs[: self.n])
         self.graph = graph
+
+    def _search(self, q: np.ndarray, want: int, pool: ThreadPoolExecutor | None) -> tuple[np.ndarray, np.ndarray]:
+        """The graph's ``want`` nearest nodes of each query; half the queries in ``pool``'s thread at the same time
+        (faiss searches each query on its own, so the answers are the same; the search was a quarter of the
+        critical thread once the adds left it)."""
+        half = len(q) // 2
+        if pool is None or half < _SPLIT_FROM:
+            return self.graph.search(q, want)
+        other = pool.submit(self.graph.search, q[half:], want)
+        sims, found = self.graph.search(q[:half], want)
+        sims_b, found_b = other.result()
+        return np.concatenate([sims, sims_b]), np.concatenate([found, found_b])
+
+    def settle(self) -> None:
+        """Wait for the tail's add in flight (the graph is searched only when no add runs)."""
+        if self._adding is not None:
+            adding, self._adding = self._adding, None
+            adding.result()
+
+    def grow(self, pool: ThreadPoolExecutor) -> None:
+        """Add the tail to the graph in ``pool``'s thread, while the batch goes on (the add was half of the bulk
+        path's critical thread at 100k blocks, there). The rows are added in the order they came, as one add per
+        search, so the graph is the same from one run to the next."""
+        if self.graph is None or self.in_graph == self.n:
+            return
+        self.settle()
+        self._adding = pool.submit(self.graph.add, self.vecs[self.in_graph:self.n].copy())
+        self.in_graph = self.n
 
     def exact(self, q: np.ndarray, k: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
         """(row in q, row in the layer) of each query's k best rows at or above ``floor``, by full products."""
         return _top(_scores(q, self.vecs[: self.n]), k, floor)
 
-    def approximate(self, q: np.ndarray, k: int, floor: float, extra: int) -> tuple[np.ndarray, np.ndarray]:
-        """The same through the graph: its nearest nodes, scored again exactly, dead rows skipped. A query whose
-        answer was cut short by dead rows (fewer than k left, the last node still above the floor) asks again
-        for more."""
-        want = min(k + extra, self.n)
+    def approximate(self, q: np.ndarray, k: int, floor: float, extra: int,
+                    pool: ThreadPoolExecutor | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The same through the graph and the tail: the graph's nearest nodes, scored again exactly, with every
+        row of the tail (scored exactly too), dead rows skipped. A query whose answer was cut short by dead rows
+        (fewer than k left, the graph's last node still above the floor) asks the graph again for more. The
+        caller settles the graph's add first; ``pool`` (the mirror's idle thread) searches half the queries."""
+        graph_n = self.in_graph
+        tail = np.arange(graph_n, self.n)
+        tail_scores = _scores(q, self.vecs[graph_n:self.n]) if len(tail) else np.zeros((len(q), 0), np.float32)
+        tail_scores[:, ~self.alive[graph_n:self.n]] = -np.inf
+        want = min(k + extra, graph_n)
         out_r: list[np.ndarray] = []
         out_c: list[np.ndarray] = []
         todo = np.arange(len(q))
         while len(todo):
-            sims, found = self.graph.search(q[todo], want)
+            sims, found = self._search(q[todo], want, pool)
             full = (found[:, -1] >= 0) & (sims[:, -1] >= floor)  # the answers went on above the floor
             found = np.sort(found, axis=1)  # equal scores ranked by row, as the exact product ranks them
             safe = np.where(found >= 0, found, 0)
             scores = np.einsum("ij,ikj->ik", q[todo], self.vecs[safe])
             usable = (found >= 0) & self.alive[safe]
             scores = np.where(usable, scores, -np.inf)
-            r, c = _top(scores, k, floor)
+            # The tail's rows come after every node of the graph: the columns stay in row order for ties.
+            found = np.concatenate([found, np.broadcast_to(tail, (len(todo), len(tail)))], axis=1)
+            r, c = _top(np.concatenate([scores, tail_scores[todo]], axis=1), k, floor)
             short = np.bincount(r, minlength=len(todo)) < k
             # Cut short: dead rows among the answers, and the graph's last answer still above the floor.
-            again = short & (~usable).any(axis=1) & full & (want < self.n)
+            again = short & (~usable).any(axis=1) & full & (want < graph_n)
             done = ~again[r]
             out_r.append(todo[r[done]])
             out_c.append(found[r[done], c[done]])
             todo = todo[again]
-            want = min(4 * want, self.n)
+            want = min(4 * want, graph_n)
         r, c = np.concatenate(out_r), np.concatenate(out_c)
         order = np.argsort(r, kind="stable")
         return r[order], c[order]
@@ -144,6 +188,7 @@ class VectorMirror:
         self.version = 0
         self._last: tuple[Any, ...] | None = None
         self.searches = 0  # questions searched (not answered from the last answer): for tests and timing
+        self._pool: ThreadPoolExecutor | None = None  # one thread: the graphs' adds, in order (made on first use)
 
     def __len__(self) -> int:
         return sum(int(layer.alive[: layer.n].sum()) for layer in self._layers.values())
@@ -215,8 +260,9 @@ class VectorMirror:
             which = np.flatnonzero(which_layer == want)
             if not layer.n or not len(which):
                 continue
-            if layer.graph is not None:
-                r, c = layer.approximate(np.ascontiguousarray(q[which]), k, floor, self.config.extra)
+            layer.settle()
+            if layer.graph is not None and layer.in_graph:
+                r, c = layer.approximate(np.ascontiguousarray(q[which]), k, floor, self.config.extra, self._adder())
                 items.extend((which[r] + 1).tolist())
                 ids.extend(layer.ids[c].tolist())
                 continue
@@ -226,7 +272,20 @@ class VectorMirror:
                 items.extend((part[r] + 1).tolist())
                 ids.extend(layer.ids[c].tolist())
         self._last = (key, list(vectors), items, ids)  # holds the vectors: their identity is the question's
+        for layer in self._layers.values():
+            if layer.graph is not None:
+                layer.grow(self._adder())
         return list(items), list(ids)
+
+    def settle(self) -> None:
+        """Wait for the graphs' adds in flight (tests; a search waits by itself)."""
+        for layer in self._layers.values():
+            layer.settle()
+
+    def _adder(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="mirror-graph", initializer=_one_faiss_thread)
+        return self._pool
 
 
 def _top(scores: np.ndarray, k: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
@@ -273,6 +332,11 @@ def _faiss():  # noqa: ANN202 - the faiss module
     # OpenMP's spinning threads would take it from them.
     faiss.omp_set_num_threads(1)
     return faiss
+
+
+def _one_faiss_thread() -> None:
+    """OpenMP's thread count is per calling thread: the adder's own is set to one too (see :func:`_faiss`)."""
+    _faiss().omp_set_num_threads(1)
 
 
 def _array(v: object) -> np.ndarray:

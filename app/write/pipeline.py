@@ -106,7 +106,8 @@ class WriteTrack:
         self.gates = SafetyGates()
         self.chatter = AssistantChatter()
         # The guard's semantic detector was trained on one embedder's vectors; it reads the write track's own only
-        # when they come from that embedder (else it embeds what it scores with its own).
+        # when they come from that embedder, and then embeds the sentences it scores one by one with it too (else it
+        # embeds what it scores with its own copy of USE: 0.6 s of CPU to load, in each of the model threads).
         self._guard_reads_vectors = guard_reads(services.embedder.name)
         self.dedup = Dedup(services.llm, dedup)
         self.clock: StageClock = clock or NO_CLOCK  # type: ignore[assignment]
@@ -328,7 +329,10 @@ class WriteTrack:
 
     def _gate(self, p: _Prepared, vector: np.ndarray) -> None:
         with self.clock("gates"):
-            gate = self.gates.check(p.normalized, vector if self._guard_reads_vectors else None)
+            if self._guard_reads_vectors:  # its sentences too: no second copy of the model loaded in the guard
+                gate = self.gates.check(p.normalized, vector, self.services.embedder.embed_documents)
+            else:
+                gate = self.gates.check(p.normalized)
         p.ruleset_version = gate.ruleset_version
         if gate.passed and p.item.kind == "chunk" and p.item.metadata.get("role") in CHATTER_ROLES:
             gate = self.chatter(p.item.content, p.item.context)  # a reply that only reacts to the user's turn

@@ -163,3 +163,29 @@ async def test_the_narrow_rail_gives_the_old_rails_results(services, vault, db_u
                     p["avg"] = None
                     assert conn.execute(NEW_V2, p).fetchone()[0] == conn.execute(OLD_V2, p).fetchone()[0]
         assert compared >= 60  # the comparisons had results to compare
+
+
+async def test_the_sparse_baseline_reads_block_terms_and_block_tsv_has_no_index(services, vault, db_url: str) -> None:
+    """Revision 0030 dropped block.tsv's GIN index (each block written paid two GIN indexes); the benchmarks'
+    sparse baseline, its last reader through `@@`, reads block_terms and answers as it did over block."""
+    from app.bench.baselines import _VALID, BaselineRetriever
+
+    old_sparse = f"""
+        SELECT b.id FROM memvault.block b, memvault.sparse_query_v1(%(query)s) AS q
+        WHERE {_VALID} AND b.tsv @@ q ORDER BY ts_rank_cd(b.tsv, q) DESC, b.id LIMIT %(n)s"""
+    now = datetime.now(UTC)
+    ids = await put_blocks(services, vault, [Mem(f"ferry {'harbour ' * (i % 4)}note {i}", days_ago=i % 5 * 2.0)
+                                             for i in range(30)])
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        assert conn.execute("SELECT to_regclass('memvault.block_tsv_idx')").fetchone()[0] is None
+        assert conn.execute("SELECT to_regclass('memvault.block_terms_tsv_idx')").fetchone()[0] is not None
+        conn.execute("UPDATE memvault.block SET invalid_at = %s WHERE vault_id = %s AND id = ANY(%s)",
+                     (now - timedelta(days=3), vault.id, ids[:6]))
+        conn.execute("UPDATE memvault.block SET retracted_at = %s WHERE vault_id = %s AND id = ANY(%s)",
+                     (now, vault.id, ids[6:9]))
+    for as_of in (None, now - timedelta(days=5)):
+        want = [int(r["id"]) for r in await services.db.fetchall(
+            old_sparse, {"vault": vault.id, "as_of": as_of, "n": 20, "query": "harbour ferry"}, vault_id=vault.id)]
+        got = await BaselineRetriever(services, "sparse")(vault, "harbour ferry", as_of=as_of, n=20)
+        assert got == want and len(got) >= 5
+        assert set(ids[6:9]).isdisjoint(got)

@@ -174,3 +174,30 @@ async def test_rls_keeps_dedup_inside_the_vault(services) -> None:
     [ra] = await track.remember(a, [item("I am allergic to peanuts")])
     [rb] = await track.remember(b, [item("I am allergic to peanuts")])
     assert ra.decision == rb.decision == "CREATE" and ra.block_id != rb.block_id
+
+
+async def test_the_guard_scores_sentences_with_the_write_tracks_own_embedder(services, monkeypatch) -> None:
+    """When the guard's semantic detector reads the write track's vectors, the sentences it scores one by one (a rule
+    cue fired on a longer text) are embedded by the same embedder, not by a second copy of USE the guard would
+    load (0.6 s of CPU in each model thread); the verdict is the one the guard's own copy gives."""
+    from app.safety import ruleset, semantic
+
+    text = ("That's a great start! To take it to the next level, I'd like to explore some ideas for promoting "
+            "your rewards program to attract more customers.")
+    item = WriteItem(content=text, said_at=datetime(2024, 1, 1, tzinfo=UTC), source_kind="assistant")
+    track = WriteTrack(services)
+    asked: list[list[str]] = []
+    own = semantic._use().embed_documents
+    monkeypatch.setattr(semantic, "embed_batch", lambda texts: asked.append(list(texts)) or own(texts))
+    [probe] = track.screen([item])
+    expected = ruleset.judge(probe.normalized, probe.embedding)  # the guard's own copy for the sentences
+    assert asked, "the text's sentences are scored one by one (a rule cue fired)"
+    asked.clear()
+    embedded: list[list[str]] = []
+    real = services.embedder.embed_documents
+    monkeypatch.setattr(services.embedder, "embed_documents",
+                        lambda texts: embedded.append(list(texts)) or real(texts))
+    [prepared] = track.screen([item])
+    assert not asked  # the guard's own embedder was not asked
+    assert any(texts != [prepared.item.embedding_text(prepared.normalized)] for texts in embedded)  # the sentences
+    assert (prepared.rejected is None) == (not expected.unsafe)

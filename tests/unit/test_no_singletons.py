@@ -50,6 +50,8 @@ ALLOWED = {
     "app.safety.directive:judge": "pure: text -> Directive (frozen)",
     "app.safety.ruleset:_scan_all": "pure: text -> tuple of frozen RuleHits",
     "app.safety.ruleset:_scan": "pure: (text, depth) -> tuple of frozen RuleHits",
+    "app.models.tasks.text:_has_any": "pure: (text, cues) -> tuple of the cues found",
+    "app.models.tasks.text:_cue_patterns": "pure: cues -> their compiled patterns (re's own cache, per list)",
     # Read-only data and code shipped with the package, loaded once.
     "app.safety.classifier:load": "the shipped injection classifier's weights, read-only",
     "app.safety.semantic:load": "the shipped semantic detector's centroids, read-only",

@@ -4,6 +4,8 @@ block's old vector) skipped, even when they crowd out every node the graph was f
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from app.write.mirror import MirrorConfig, VectorMirror
@@ -49,3 +51,45 @@ def test_the_graph_answers_as_the_exact_product_with_dead_rows() -> None:
     assert got and not dead & {block for _, block in got}
     assert {block for _, block in got} & set(range(200, 205))  # the merged blocks' new vectors are found
     assert len(graph) == len(exact) == 300 - 90
+
+
+def test_the_graph_grows_in_the_mirrors_thread_and_its_tail_is_searched_exactly() -> None:
+    """Rows appended to a layer searched through its graph join the graph after the next search, in the mirror's
+    own thread (the add was half the bulk path's critical thread); until then that search finds them exactly."""
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(400, 32)).astype(np.float32)
+    graph, exact = _mirror(vectors[:300], exact_below=0), _mirror(vectors[:300], exact_below=10_000)
+    layer = graph._layers["curated"]
+    threads: list[str] = []
+    real_add = layer.graph.add
+    layer.graph.add = lambda rows: (threads.append(threading.current_thread().name), real_add(rows))[1]
+    assert layer.in_graph == 0  # a new graph holds nothing until the first search: its rows are the tail
+    queries = vectors[300:] + 0.05 * rng.normal(size=(100, 32)).astype(np.float32)
+    assert _pairs(graph, queries[:10], 3, 0.3) == _pairs(exact, queries[:10], 3, 0.3)
+    for mirror in (graph, exact):  # the next batch's blocks: near the queries, only in the tail
+        mirror._layers["curated"].append(np.arange(301, 401, dtype=np.int64), vectors[300:], mirror._row)
+        mirror.version += 1
+    assert layer.in_graph == 300 and layer.graph.ntotal <= 300
+    got = _pairs(graph, queries, 3, 0.3)
+    assert got == _pairs(exact, queries, 3, 0.3)
+    assert {block for _, block in got} & set(range(301, 401))  # the tail's rows are found
+    graph.settle()
+    assert layer.in_graph == layer.graph.ntotal == 400
+    assert threads and all(name.startswith("mirror-graph") for name in threads)
+
+
+def test_a_graph_search_split_across_two_threads_answers_as_one() -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(2000, 32)).astype(np.float32)
+    mirror = _mirror(vectors, exact_below=0)
+    mirror.nearest(list(vectors[:1]), ["curated"], 1, 0.0)  # the first search hands every row to the graph
+    mirror.settle()
+    layer = mirror._layers["curated"]
+    queries = np.ascontiguousarray(vectors[:300] + 0.5 * rng.normal(size=(300, 32)).astype(np.float32))
+    whole = layer.graph.search(queries, 16)
+    threads: list[str] = []
+    real_search = layer.graph.search
+    layer.graph.search = lambda q, k: (threads.append(threading.current_thread().name), real_search(q, k))[1]
+    split = layer._search(queries, 16, mirror._adder())
+    assert np.array_equal(split[0], whole[0]) and np.array_equal(split[1], whole[1])
+    assert sorted(name.split("_")[0] for name in threads) == ["MainThread", "mirror-graph"]

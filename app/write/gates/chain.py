@@ -22,6 +22,7 @@ import numpy as np
 from app.safety import ruleset
 from app.safety.gate import GateResult
 from app.safety.ruleset import RULESET_VERSION
+from app.safety.semantic import Embed
 from app.write.gates.injection import InjectionGuard
 from app.write.gates.noise import NoiseFilter
 from app.write.gates.poisoning import PoisoningDetector
@@ -67,11 +68,13 @@ class SafetyGates:
         self.injection = injection or InjectionGuard()
         self.poisoning = poisoning or PoisoningDetector()
 
-    def check(self, text: str, embedding: np.ndarray | None = None) -> GateResult:
+    def check(self, text: str, embedding: np.ndarray | None = None, embed: Embed | None = None) -> GateResult:
+        """``embedding``: the text's vector from the embedder the semantic detector reads; ``embed``: that
+        embedder, for the sentences the detector scores one by one (default: the guard's own copy of it)."""
         result = self.noise(text)
         if not result.passed:
             return result
-        verdict = ruleset.judge(text, embedding)
+        verdict = ruleset.judge(text, embedding, embed)
         for gate in (self.injection, self.poisoning):
             result = gate(text, verdict)
             if not result.passed:

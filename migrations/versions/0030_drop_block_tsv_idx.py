@@ -1,0 +1,26 @@
+"""Drop block.tsv's GIN index block_tsv_idx: the sparse rail and the baselines search memvault.block_terms.
+
+The statement lives in sql/incremental/030-drop-block-tsv-idx.sql.
+
+Revision ID: 0030
+Revises: 0028 (0029 at the merge: another engineer's revision of this session)
+Create Date: 2026-11-28
+"""
+
+from alembic import op
+
+from app.db.migrate import apply_incremental
+
+revision = "0030"
+down_revision = "0028"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    conn = op.get_bind()
+    apply_incremental(conn, "030-drop-block-tsv-idx.sql")
+
+
+def downgrade() -> None:
+    raise NotImplementedError("memvault migrations are forward-only; restore a backup to go back")
