@@ -1,7 +1,7 @@
 """Baseline retrievers for the benchmarks: dense-only, sparse-only and plain RRF, without scoring or graph.
 
 They read ``memvault.block`` directly (the sparse one its narrow copy ``memvault.block_terms``: the tsvector
-and the same time columns, kept in step by triggers; block.tsv has no index of its own since revision 0030),
+and the same time columns, kept in step by triggers; block.tsv has no index of its own since revision 0029),
 filtered to the vault (row-level security scopes the statement too) and to what was valid at ``as_of`` and not
 retracted, so the report shows what each stage of the read track adds on the same data. They are the reference
 queries of pgvector-python and Postgres full-text search, not the read track's tuned SQL (``fast_search_v1``):

@@ -94,6 +94,10 @@ class SearchConfig:
     # more. Off: LoCoMo leave-one-conversation-out @10 0.803 / 0.818 / 0.808 -> 0.798 / 0.814 / 0.804 (false
     # chosen in every fold), LongMemEval NDCG@10 cross-validated 0.964 against 0.965 (read-track-log.md round 10).
     sparse_bm25: bool = False
+    # How the sparse rail reads a vault (idf-sum scoring): None lets memvault.sparse_scan_v1 choose the vault's rows
+    # (a vault of at most 5,000 blocks and under 2.5% of the table) or the GIN index every vault shares; True / False
+    # force one. Both find the same matches in the same order; only the cost differs.
+    sparse_scan: bool | None = None
     sparse_k1: float = 1.2
     sparse_b: float = 0.75
     # A second dense query from the question's focus (its subject's words, app/read/focus.py), fused as a rail of

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from app.read.config import ReadConfig
     from app.services import Services
 
+# Up to how many blocks a vault's size is counted: memvault.sparse_scan_v1's bound for reading a vault's rows
+# instead of the GIN index (sql/idempotent/060-read.sql).
+SCAN_MAX = 5000
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -85,15 +89,15 @@ def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
     )
 
 
-async def vault_is_small(sizes: TtlCache[UUID, int], conn: psycopg.AsyncConnection, vault_id: UUID,
-                         exact_below: int) -> bool:
-    """Whether a vault is small enough for exact dense search: its block count, probed at most once per ``sizes``'
-    time to live (a minute; ``services.vault_sizes``, owned by Services)."""
+async def vault_blocks(sizes: TtlCache[UUID, int], conn: psycopg.AsyncConnection, vault_id: UUID, cap: int) -> int:
+    """The vault's block count, counted up to ``cap`` (past it, ``cap + 1``), probed at most once per ``sizes``'
+    time to live (a minute; ``services.vault_sizes``, owned by Services): exact dense search below ``exact_below``,
+    and the sparse rail's choice of the vault's rows or the GIN index (memvault.sparse_scan_v1, up to 5,000)."""
     n = sizes.get(vault_id)
     if n is None:
-        cur = await conn.execute(Q.vault_block_count, (exact_below,))
+        cur = await conn.execute(Q.vault_block_count, (cap,))
         n = sizes.put(vault_id, int((await cur.fetchone())["n"]))
-    return n <= exact_below
+    return n
 
 
 class FastSearch(ReadStage):
@@ -118,8 +122,9 @@ class FastSearch(ReadStage):
         """``query`` (the question, or a ``variant`` of it) searched and scored with ``ctx``'s times and scoring;
         ``rail2_params``: its second-rail keys when the caller embedded them already (``rail2.search_params_many``)."""
         conn, scoring, limit = ctx.conn, ctx.scoring, ctx.limit
-        exact = await vault_is_small(self.services.vault_sizes, conn, ctx.vault.id, self.search.exact_below)
-        search = {**self.search.params(exact), "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
+        n = await vault_blocks(self.services.vault_sizes, conn, ctx.vault.id, max(self.search.exact_below, SCAN_MAX))
+        search = {**self.search.params(n <= self.search.exact_below), "vault_blocks": n,
+                  "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
         # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))

@@ -166,7 +166,7 @@ async def test_the_narrow_rail_gives_the_old_rails_results(services, vault, db_u
 
 
 async def test_the_sparse_baseline_reads_block_terms_and_block_tsv_has_no_index(services, vault, db_url: str) -> None:
-    """Revision 0030 dropped block.tsv's GIN index (each block written paid two GIN indexes); the benchmarks'
+    """Revision 0029 dropped block.tsv's GIN index (each block written paid two GIN indexes); the benchmarks'
     sparse baseline, its last reader through `@@`, reads block_terms and answers as it did over block."""
     from app.bench.baselines import _VALID, BaselineRetriever
 

@@ -19,8 +19,9 @@ def test_scoring_config_matches_sql() -> None:
 
 def test_search_config_matches_sql() -> None:
     # noise_tags comes from the ScoringConfig (one NoiseFilter list for both functions), the second rail's query
-    # vector and model from app/read/rail2.py
-    assert _keys("060-read.sql") == set(SearchConfig().params(True)) | {"noise_tags", "qvec2", "rail2_model", "qvec_focus"}
+    # vector and model from app/read/rail2.py, the vault's block count from FastSearch's cache of it
+    assert _keys("060-read.sql") == set(SearchConfig().params(True)) | {"noise_tags", "qvec2", "rail2_model", "qvec_focus",
+                                                                       "vault_blocks"}
     assert "exact" not in SearchConfig().params(None)
 
 

@@ -1,9 +1,9 @@
 """Drop block.tsv's GIN index block_tsv_idx: the sparse rail and the baselines search memvault.block_terms.
 
-The statement lives in sql/incremental/030-drop-block-tsv-idx.sql.
+The statement lives in sql/incremental/029-drop-block-tsv-idx.sql.
 
-Revision ID: 0030
-Revises: 0028 (0029 at the merge: another engineer's revision of this session)
+Revision ID: 0029
+Revises: 0028
 Create Date: 2026-11-28
 """
 
@@ -11,7 +11,7 @@ from alembic import op
 
 from app.db.migrate import apply_incremental
 
-revision = "0030"
+revision = "0029"
 down_revision = "0028"
 branch_labels = None
 depends_on = None
@@ -19,7 +19,7 @@ depends_on = None
 
 def upgrade() -> None:
     conn = op.get_bind()
-    apply_incremental(conn, "030-drop-block-tsv-idx.sql")
+    apply_incremental(conn, "029-drop-block-tsv-idx.sql")
 
 
 def downgrade() -> None:
