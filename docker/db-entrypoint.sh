@@ -12,6 +12,15 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     initdb -D "$PGDATA" -U postgres --pwfile="$pwfile" --auth-local=peer --auth-host=scram-sha-256 \
         -E UTF8 --locale=C.UTF-8
     rm -f "$pwfile"
+    # A quarter of the container's memory (its cgroup limit if lower than the host's), 128 MB to 8 GB: as the
+    # embedded cluster sizes it (app/db/cluster.py, shared_buffers_mb).
+    mem_kb="$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || true)"
+    mem_kb="${mem_kb:-2097152}"  # no /proc (a bare chroot): 2 GB, as cluster.py assumes then
+    limit="$(cat /sys/fs/cgroup/memory.max 2>/dev/null || echo max)"
+    if [ "$limit" != max ] && [ "$((limit / 1024))" -lt "$mem_kb" ]; then mem_kb=$((limit / 1024)); fi
+    buffers_mb=$((mem_kb / 4096))
+    if [ "$buffers_mb" -lt 128 ]; then buffers_mb=128; fi
+    if [ "$buffers_mb" -gt 8192 ]; then buffers_mb=8192; fi
     cat >> "$PGDATA/postgresql.conf" <<CONF
 
 # memvault
@@ -19,7 +28,7 @@ listen_addresses = '*'
 session_preload_libraries = 'age'
 password_encryption = 'scram-sha-256'
 max_connections = 200
-shared_buffers = '512MB'
+shared_buffers = '${buffers_mb}MB'
 work_mem = '16MB'
 maintenance_work_mem = '1GB'
 max_parallel_maintenance_workers = 2

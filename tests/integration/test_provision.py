@@ -274,6 +274,9 @@ def test_second_cluster_keeps_its_data_across_down_and_up(embedded, second) -> N
     with psycopg.connect(info.url, autocommit=True) as conn:
         conn.execute("CREATE TABLE kept (x int)")
         conn.execute("INSERT INTO kept VALUES (7)")
+        # memvault.conf's buffers: a quarter of this machine's memory (cluster.shared_buffers_mb), in 8 kB pages
+        pages = conn.execute("SELECT setting::bigint FROM pg_settings WHERE name = 'shared_buffers'").fetchone()[0]
+        assert pages * 8 // 1024 == cluster.shared_buffers_mb()
     assert stop_server(second)
     assert not server_status(second).running
     assert not stop_server(second)  # already stopped: nothing to do
@@ -400,12 +403,16 @@ def test_db_image_entrypoint_sets_up_password_auth_age_and_the_database(embedded
             try:
                 with psycopg.connect(url, connect_timeout=2) as conn:
                     preload = conn.execute("SHOW session_preload_libraries").fetchone()[0]
+                    buffers = conn.execute("SHOW shared_buffers").fetchone()[0]
                     versions = dict(conn.execute("SELECT extname, extversion FROM pg_extension").fetchall())
                 break
             except psycopg.OperationalError:
                 assert server.poll() is None and time.monotonic() < deadline, "the entrypoint did not come up"
                 time.sleep(0.3)
         assert preload == "age" and {"vector", "age"} <= set(versions)
+        # a quarter of the container's memory, 128 MB to 8 GB; a chroot without /proc counts 2 GB (512 MB)
+        mb = int(buffers[:-2]) * (1024 if buffers.endswith("GB") else 1)
+        assert 128 <= mb <= 8192 and (mb == 512 or rt.host("/proc/meminfo").exists()), buffers
         with pytest.raises(psycopg.OperationalError, match="password"):
             psycopg.connect(url.replace(":s3cret", ":wrong"), connect_timeout=5)
         service = url.replace("postgres:s3cret@", "memvault_service:serv%27ice%20pw@")
