@@ -36,12 +36,14 @@ BEGIN
 END
 $$;
 
--- The hnsw.ef_search a search of the vault's own index runs at: p_base (search.ef_search) up to 100,000 rows in
--- the index, then growing as rows^0.7, so that recall against exact search holds as a vault grows. Measured with
--- `memvault bench latency` (app/bench/spread.py's ann_recall, m 16 / ef_construction 64, the dev files'
--- questions): 0.984 at 100k rows and ef 100; at 1,014,916 rows 0.909 at ef 100, 0.966 at 400, 0.988 at 500
--- (this rule: 507), 0.996 at 700. Rows are the index's own count (pg_class.reltuples, kept by CREATE INDEX and
--- vacuum): no count of the vault on the fast path. Capped at 1,000 (pgvector's maximum).
+-- The hnsw.ef_search a search of the vault's own index runs at: p_base (search.ef_search) up to 50,000 rows in
+-- the index, then growing as (rows / 50,000)^0.55, so that recall against exact search holds as a vault grows.
+-- Measured with `memvault bench latency` (app/bench/spread.py's ann_recall, m 16 / ef_construction 64, the dev
+-- files' questions): 10k rows 0.989 at ef 100; 101k rows 0.977 at 100, 0.985 at 120, 0.990 at 146 (this rule:
+-- 148), 0.995 at 180; 1,014,916 rows 0.909 at 100, 0.966 at 400, 0.988 at 500 (this rule: 524), 0.996 at 700.
+-- The first rule (rows^0.7 past 100k) gave 101 at 101k rows: 0.977. Rows are the index's own count
+-- (pg_class.reltuples, kept by CREATE INDEX and vacuum): no count of the vault on the fast path. Capped at 1,000
+-- (pgvector's maximum).
 CREATE OR REPLACE FUNCTION memvault.ann_ef_search_v1(p_vault uuid, p_base integer)
     RETURNS integer
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -52,10 +54,10 @@ DECLARE
 BEGIN
     SELECT c.reltuples INTO v_rows FROM pg_catalog.pg_class c
     WHERE c.relnamespace = 'memvault'::regnamespace AND c.relname = memvault.ann_index_name_v1(p_vault);
-    IF v_rows IS NULL OR v_rows <= 100000 THEN
+    IF v_rows IS NULL OR v_rows <= 50000 THEN
         RETURN p_base;
     END IF;
-    RETURN least(1000, ceil(p_base * power(v_rows / 100000, 0.7)))::integer;
+    RETURN least(1000, ceil(p_base * power(v_rows / 50000, 0.55)))::integer;
 END
 $$;
 
