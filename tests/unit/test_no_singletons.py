@@ -52,6 +52,10 @@ ALLOWED = {
     "app.safety.ruleset:_scan": "pure: (text, depth) -> tuple of frozen RuleHits",
     "app.models.tasks.text:_has_any": "pure: (text, cues) -> tuple of the cues found",
     "app.models.tasks.text:_cue_patterns": "pure: cues -> their compiled patterns (re's own cache, per list)",
+    "app.models.tasks.text:stem": "pure: word -> its stem (a str)",
+    "app.models.tasks.speech:_fold": "pure: text -> it lower-cased without accents (a str)",
+    "app.models.tasks.speech:_root": "pure: word -> its cross-language root (a str)",
+    "app.models.tasks.speech:_echo_roots": "pure: text -> the frozenset of its words' roots",
     # Read-only data and code shipped with the package, loaded once.
     "app.safety.classifier:load": "the shipped injection classifier's weights, read-only",
     "app.safety.semantic:load": "the shipped semantic detector's centroids, read-only",

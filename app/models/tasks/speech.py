@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from app.models.tasks.text import CJK_RE, EN_STOPWORDS, ZH_STOPCHARS, stem
 
@@ -81,11 +82,13 @@ _DIGIT = re.compile(r"\d")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|[;；]\s*|\n+")
 
 
+@lru_cache(maxsize=1 << 16)  # pure; a close folds the same words over and over (every sentence's echo)
 def _fold(word: str) -> str:
     """Lower case without accents ("Glückwunsch" -> "gluckwunsch", "ánimo" -> "animo")."""
     return "".join(c for c in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(c))
 
 
+@lru_cache(maxsize=1 << 16)
 def _root(word: str) -> str:
     """A cheap cross-language stem: the English stem, cut to five letters ("profesora" ~ "profesión")."""
     return stem(word)[:5]
@@ -117,10 +120,17 @@ def social_sentence(sentence: str, echo: str = "", max_new: int = MAX_NEW_WORDS)
     return (social or n < 0) and (-1 - n if n < 0 else n) <= max_new
 
 
+@lru_cache(maxsize=256)
+def _echo_roots(echo: str) -> frozenset[str]:
+    """The roots of the words of ``echo``: one set per echoed text, not one per sentence that answers it (an
+    assistant's answer of 40 sentences asked it 40 times of the same user turn at a session's close)."""
+    return frozenset(_root(w) for w in _words(echo))
+
+
 def _new_words(sentence: str, echo: str) -> int:
     """How many words of ``sentence`` are neither social, reaction, function nor echoed words; negative when one
     of them is social (-1 - that count)."""
-    echoed_roots = {_root(w) for w in _words(echo)}
+    echoed_roots = _echo_roots(echo)
     folded = _fold(sentence).replace("’", "'")
     social = bool(SOCIAL_PHRASES.search(folded))
     new_words = 0

@@ -40,7 +40,8 @@ class SummarizeOutput(BaseModel):
     key_points: list[str] = Field(default_factory=list)
 
 
-def _ranked_sentences(texts: list[str]) -> list[tuple[int, str, float]]:
+def _ranked_sentences(texts: list[str]) -> list[tuple[int, str, float, int]]:
+    """(position, sentence, score, its word count) of each sentence worth keeping."""
     sentences = [s for t in texts for s in split_sentences(t)]
     # Terms without a "Speaker: " label, so that names of speakers do not make every line central.
     bodies = [_SPEAKER.sub("", s) for s in sentences]
@@ -51,8 +52,9 @@ def _ranked_sentences(texts: list[str]) -> list[tuple[int, str, float]]:
         if len(terms) < MIN_TERMS:  # greetings and acknowledgements carry nothing to keep
             continue
         # Centrality: how much of the whole text's vocabulary the sentence carries, damped for length.
-        score = sum(tf[t] for t in terms) / (1.0 + 0.15 * max(0, word_count(s) - 20)) + 0.5 * len(terms)
-        ranked.append((i, s, score))
+        n = word_count(s)
+        score = sum(tf[t] for t in terms) / (1.0 + 0.15 * max(0, n - 20)) + 0.5 * len(terms)
+        ranked.append((i, s, score, n))
     return ranked
 
 
@@ -61,11 +63,10 @@ def _pick(texts: list[str], max_words: int) -> list[str]:
     chosen: list[tuple[int, str]] = []
     used = 0
     seen: set[frozenset[str]] = set()
-    for i, s, _ in sorted(ranked, key=lambda r: -r[2]):
+    for i, s, _, n in sorted(ranked, key=lambda r: -r[2]):
         key = frozenset(content_terms(s))
         if key in seen:
             continue
-        n = word_count(s)
         if used + n > max_words and chosen:
             continue
         seen.add(key)
