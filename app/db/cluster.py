@@ -28,7 +28,6 @@ DEBIAN_BINDIR = f"/usr/lib/postgresql/{PG_MAJOR}/bin"
 REQUIRED_CONTROLS = ("vector.control", "age.control")
 
 
-
 def shared_buffers_mb(total_bytes: int | None = None) -> int:
     """A quarter of the machine's memory (PostgreSQL's own starting advice), at least 128 MB and at most 8 GB.
     The buffers are reserved, not touched: the server's memory grows into them as pages are read. At a million

@@ -363,6 +363,28 @@ REVOKE ALL ON FUNCTION memvault._sparse_rail_scan_v1(uuid, tsquery[], double pre
 GRANT EXECUTE ON FUNCTION memvault._sparse_rail_scan_v1(uuid, tsquery[], double precision[], tsquery, timestamptz,
                                                        boolean, text[], integer) TO memvault_app;
 
+-- The sparse rail's idf-sum scan through the vault's rows (p_scan: _sparse_rail_scan_v1) or the GIN index
+-- (_sparse_rail_v1): the same matches, scores and order either way; fast_search_v1's every pass (first, fill,
+-- feedback) asks it with sparse_scan_v1's choice.
+CREATE OR REPLACE FUNCTION memvault._sparse_rail_v3(p_vault uuid, p_terms tsquery[], p_idf double precision[],
+                                                    p_any tsquery, p_as_of timestamptz, p_past boolean,
+                                                    p_noise text[], p_n integer, p_scan boolean)
+    RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    IF p_scan THEN
+        RETURN memvault._sparse_rail_scan_v1(p_vault, p_terms, p_idf, p_any, p_as_of, p_past, p_noise, p_n);
+    END IF;
+    RETURN memvault._sparse_rail_v1(p_vault, p_terms, p_idf, p_any, p_as_of, p_past, p_noise, p_n);
+END
+$$;
+REVOKE ALL ON FUNCTION memvault._sparse_rail_v3(uuid, tsquery[], double precision[], tsquery, timestamptz, boolean,
+                                               text[], integer, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v3(uuid, tsquery[], double precision[], tsquery, timestamptz, boolean,
+                                                  text[], integer, boolean) TO memvault_app;
+
 -- Whether the sparse rail reads the vault in scope row by row (_sparse_rail_scan_v1) rather than through the GIN
 -- index: when it holds at most p_max blocks (5,000: counted up to there) and less than p_share of block_terms' rows
 -- (pg_class.reltuples, as of the last ANALYZE). Measured on 2 cores: the GIN scan costs ~0.04 ms per 1,000 rows of
@@ -468,12 +490,11 @@ $$;
 -- (score_candidates_v2) keeps the version believed at p_known_at.
 -- p_cfg keys (all optional): dense_n 100, sparse_n 100, rrf_k 60, dense_w 1, sparse_w 1, exact (null: probe
 -- the vault size against exact_below 5000), vault_blocks (its block count up to 5,000, when the caller knows
--- it), sparse_scan (null: sparse_scan_v1 decides from the vault's size and
--- the table's; true / false: the vault's rows / the GIN index, idf-sum scoring only), ef_search 100 (at 100k rows in the vault's index; more past it:
--- ann_ef_search_v1), sparse_max_terms 8, sparse_single_budget 1000,
--- sparse_row_budget 4000, sparse_max_freq 0.1, sparse_pair_budget 70000 (see sparse_plan_v3), sparse_bm25 false
--- (true: BM25 scoring, sparse_k1 1.2, sparse_b 0.75: sparse_plan_v4, _sparse_rail_v2), noise_tags (text[]); the
--- second dense rail
+-- it), sparse_scan (null: sparse_scan_v1 decides from the vault's size and the table's; true / false: the vault's
+-- rows / the GIN index, idf-sum scoring only), ef_search 100 (up to 50k rows in the vault's index; more past it:
+-- ann_ef_search_v1), sparse_max_terms 8, sparse_single_budget 1000, sparse_row_budget 4000, sparse_max_freq 0.1,
+-- sparse_pair_budget 70000 (see sparse_plan_v3), sparse_bm25 false (true: BM25 scoring, sparse_k1 1.2, sparse_b
+-- 0.75: sparse_plan_v4, _sparse_rail_v2), noise_tags (text[]); the second dense rail
 -- (memvault.block_rail2) when qvec2 (the query's vector of that model, as text) and rail2_model are given, at
 -- weight rail2_w 0.5, reading rail2_n blocks (0 or absent: dense_n) (rrf_norm stays relative to the two first
 -- rails, so a candidate on all three exceeds 1);
@@ -587,19 +608,12 @@ BEGIN
                                      coalesce((p_cfg ->> 'sparse_row_budget')::double precision, 4000),
                                      coalesce((p_cfg ->> 'sparse_max_freq')::double precision, 0.1),
                                      coalesce((p_cfg ->> 'sparse_pair_budget')::double precision, 70000)) p;
-        IF v_first IS NOT NULL AND v_scan THEN  -- a small vault among many: its rows, not the GIN index
-            v_sparse := memvault._sparse_rail_scan_v1(v_vault, v_terms, v_idf, v_first, v_as_of, v_past, v_noise,
-                                                      v_sparse_n);
+        IF v_first IS NOT NULL THEN  -- v_scan: a small vault among many reads its rows, not the GIN index
+            v_sparse := memvault._sparse_rail_v3(v_vault, v_terms, v_idf, v_first, v_as_of, v_past, v_noise,
+                                                 v_sparse_n, v_scan);
             IF coalesce(cardinality(v_sparse), 0) < v_sparse_n AND v_fill IS NOT NULL THEN
-                v_sparse := memvault._sparse_rail_scan_v1(v_vault, v_terms, v_idf, v_fill, v_as_of, v_past,
-                                                          v_noise, v_sparse_n);
-            END IF;
-        ELSIF v_first IS NOT NULL THEN
-            v_sparse := memvault._sparse_rail_v1(v_vault, v_terms, v_idf, v_first, v_as_of, v_past, v_noise,
-                                                 v_sparse_n);
-            IF coalesce(cardinality(v_sparse), 0) < v_sparse_n AND v_fill IS NOT NULL THEN
-                v_sparse := memvault._sparse_rail_v1(v_vault, v_terms, v_idf, v_fill, v_as_of, v_past, v_noise,
-                                                     v_sparse_n);
+                v_sparse := memvault._sparse_rail_v3(v_vault, v_terms, v_idf, v_fill, v_as_of, v_past, v_noise,
+                                                     v_sparse_n, v_scan);
             END IF;
         END IF;
     END IF;
@@ -639,8 +653,8 @@ BEGIN
             FOREACH v_x IN ARRAY v_xterms LOOP
                 v_xany := v_xany || v_x;
             END LOOP;
-            v_prf := memvault._sparse_rail_v1(v_vault, v_terms || v_xterms, v_idf || v_xidf, v_xany, v_as_of,
-                                              v_past, v_noise, v_sparse_n);
+            v_prf := memvault._sparse_rail_v3(v_vault, v_terms || v_xterms, v_idf || v_xidf, v_xany, v_as_of,
+                                              v_past, v_noise, v_sparse_n, v_scan);
         END IF;
     END IF;
 

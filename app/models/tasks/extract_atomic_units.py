@@ -372,7 +372,7 @@ def extract_units_heuristic(payload: ExtractUnitsInput) -> ExtractUnitsOutput:
                 # exploratory sentence stays provisional (no hardening into a Fact).
                 category = (
                     categorize(text, from_user=from_user)
-                    if text != bare  # clean_surface(sentence)
+                    if text != bare
                     else sentence_category
                 )
                 if category == "Fact" and sentence_category in ("Provisional", "Idea"):
