@@ -70,6 +70,9 @@ class SearchConfig:
     rail2_fast: bool = False
     rail2_slow: bool = True
     rail2_variants: bool = True  # ... and the slow path's multi-query variants (each one more e5 query embedding)
+    # ... and the fast path's search of a question that gathers (asks_many, app/read/spread.py), whatever
+    # rail2_fast says: one e5 query embedding for those questions only. Round 14 of docs/read-track-log.md.
+    rail2_gather: bool = False
     rail2_n: int = 0
     # Vaults with at most this many blocks are searched exactly; larger ones through their own HNSW index (built
     # from the same size on: app/db/ann_index.py), exactly until it exists.
@@ -114,16 +117,16 @@ class SearchConfig:
     sparse_prf_terms: int = 5
     sparse_prf_term_w: float = 0.5
 
-    def rail2_on(self, thinking: str, *, variant: bool = False) -> bool:
+    def rail2_on(self, thinking: str, *, variant: bool = False, gathers: bool = False) -> bool:
         """Whether a search of this thinking mode (of the question, or of a multi-query ``variant`` of it) uses
-        the second dense rail, when one is configured."""
+        the second dense rail, when one is configured; ``gathers``: the question asks for many."""
         if self.rail2_w <= 0 or (variant and not self.rail2_variants):
             return False
-        return self.rail2_slow if thinking == "slow" else self.rail2_fast
+        return self.rail2_slow if thinking == "slow" else self.rail2_fast or (gathers and self.rail2_gather)
 
     def params(self, exact: bool | None) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self)
-        for python_only in ("min_rail_n", "rail2_fast", "rail2_slow", "rail2_variants"):
+        for python_only in ("min_rail_n", "rail2_fast", "rail2_slow", "rail2_variants", "rail2_gather"):
             out.pop(python_only)
         if exact is not None:
             out["exact"] = exact
@@ -275,12 +278,19 @@ class CohesionConfig:
 @dataclass(frozen=True, slots=True)
 class SpreadConfig:
     """SessionSpread (app/read/spread.py): a question that asks for many things (asks_many) takes its candidates
-    from more sessions: each next place goes to the best score x (1 - weight) ** (its session's places so far)."""
+    from more sessions: each next place goes to the best score x (1 - weight) ** (its session's places so far);
+    with ``turn_weight``, x (1 - turn_weight) ** (places holding one of its turns) too."""
 
     enabled: bool = True
     weight: float = 0.35
     always: bool = False  # every question, not only those asks_many reads as asking for many
     candidates: int = 0  # at least this many candidates for such a question (0: as many as any other)
+    # One place per turn, for every question (or, with turn_always false, for those that ask for many): each next
+    # place also counts x (1 - turn_weight) ** (places already holding one of its turns), so an atomic unit and
+    # its own turn's chunk do not take two of the best places for one thing said. 0: off. Round 14 of
+    # docs/read-track-log.md (on LoCoMo dev 133 of the 3,830 top-10 places were such a second card of a turn).
+    turn_weight: float = 0.0
+    turn_always: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,7 @@ class RecallContext:
     as_of: datetime | None = None
     known_at: datetime | None = None
     timeframe: Timeframe | None = None  # the time the question names (QueryTimeframe), already in ``scoring``
+    gathers: bool = False  # the question asks for many things gathered across occasions (spread.asks_many)
     limit: int = 30
     k: int = 10
     budget: int | None = None

@@ -185,16 +185,17 @@ class ReadTrack:
         elif asks_when(query):  # when something happened: an event's time, not the latest state of things
             scoring = replace(scoring, recency_w=scoring.when_recency_w, decay_w=scoring.when_decay_w,
                               dated_w=scoring.when_dated_w)
-        if asks_many(query) and scoring.gather_dedup_cos != scoring.dedup_cos:
+        gathers = asks_many(query)
+        if gathers and scoring.gather_dedup_cos != scoring.dedup_cos:
             scoring = replace(scoring, dedup_cos=scoring.gather_dedup_cos)
         thinking = options.thinking or profile.thinking
         funnel_on = cfg.funnel.enabled if options.funnel is None else options.funnel
         return RecallContext(
             query=query, vault=vault, qvec=qvec, intent=routed.intent, classification=cls, routed=routed,
             profile=profile, scoring=scoring, thinking=thinking, plan=LayerPlan.for_mode(profile.mode, thinking),
-            as_of=options.as_of, known_at=options.known_at, timeframe=timeframe,
+            as_of=options.as_of, known_at=options.known_at, timeframe=timeframe, gathers=gathers,
             limit=max(cfg.candidates, k, cfg.funnel.candidates if funnel_on else 0,
-                      cfg.spread.candidates if cfg.spread.enabled and asks_many(query) else 0), k=k, budget=budget,
+                      cfg.spread.candidates if cfg.spread.enabled and gathers else 0), k=k, budget=budget,
             funnel=funnel_on, services=self.services, config=cfg, clock=clock)
 
     async def retrieve(self, ctx: RecallContext) -> list[Candidate]:

@@ -129,7 +129,7 @@ class FastSearch(ReadStage):
         search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
         search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
         sparse_query = focus(query) or query  # the subject's terms, not the request's framing
-        if self.search.rail2_on(ctx.thinking, variant=variant):  # the second dense rail, when on for this search
+        if self.search.rail2_on(ctx.thinking, variant=variant, gathers=ctx.gathers):  # the second dense rail
             search.update(rail2_params if rail2_params is not None else
                           await rail2.search_params(self.services, query))
             search["rail2_n"] = self.search.rail2_n or search["dense_n"]

@@ -11,6 +11,12 @@ So when the question asks for many (``asks_many``), the candidates are re-ordere
 to the candidate with the best score x ``(1 - weight) ** n``, ``n`` being how many candidates of its session are
 already placed. No candidate is added or dropped, and a question that asks for one thing keeps its order.
 
+``turn_weight`` adds one place per turn, for every question (``turn_always``) or for those that ask for many: a
+candidate that shares a source turn with one already placed (an atomic unit and its turn's chunk, one thing said
+twice) counts x ``(1 - turn_weight)`` per such place, so the next place goes to another thing said. The formatter
+already drops a unit after its chunk; a chunk after its unit says more and stays, and took a second place for the
+same turn.
+
 ``asks_many`` reads the question's form only, as people write it in any conversation: "both" / "in common",
 "how many times", "the order of", "list", a plural noun asked about ("What activities", "Which cities", "What kinds
 of"), and the present perfect of experience ("Where has she camped?", "What have I bought?").
@@ -61,21 +67,27 @@ def asks_many(query: str) -> bool:
     return bool(_MARKERS.search(query) or _PLURAL_ASKED.search(query) or _present_perfect(query))
 
 
-def spread(cands: list[Candidate], weight: float) -> list[Candidate]:
-    """``cands`` re-ordered greedily: score x (1 - weight) ** (candidates of its session already placed)."""
-    keep = 1.0 - weight
+def spread(cands: list[Candidate], weight: float, turn_weight: float = 0.0) -> list[Candidate]:
+    """``cands`` re-ordered greedily: score x (1 - weight) ** (candidates of its session already placed) x
+    (1 - turn_weight) ** (candidates already placed that share one of its source turns)."""
+    keep, keep_turn = 1.0 - weight, 1.0 - turn_weight
     left = sorted(cands, key=lambda c: (-c.score, c.id))
     placed: dict[str, int] = {}
+    turns: dict[int, int] = {}  # a source turn -> the placed candidates holding it
     out: list[Candidate] = []
     while left:
         best_i, best_v = 0, float("-inf")
         for i, c in enumerate(left):
             v = c.score * keep ** placed.get(c.session_id, 0) if c.session_id else c.score
+            if turn_weight > 0 and c.source_turn_ids:
+                v *= keep_turn ** max((turns.get(t, 0) for t in c.source_turn_ids), default=0)
             if v > best_v:
                 best_i, best_v = i, v
         c = left.pop(best_i)
         if c.session_id:
             placed[c.session_id] = placed.get(c.session_id, 0) + 1
+        for t in set(c.source_turn_ids):
+            turns[t] = turns.get(t, 0) + 1
         out.append(c)
     return out
 
@@ -90,14 +102,22 @@ class SessionSpread(ReadStage):
     def build(cls, services: Services, config: ReadConfig) -> SessionSpread:
         return cls(config.spread)
 
-    def active(self, ctx: RecallContext) -> bool:
+    def _weights(self, query: str) -> tuple[float, float]:
+        """(session weight, turn weight) for ``query``: each 0 where it does not apply."""
         cfg = self.config
-        return cfg.enabled and cfg.weight > 0 and (cfg.always or asks_many(ctx.query))
+        if not cfg.enabled:
+            return 0.0, 0.0
+        many = asks_many(query)
+        return (cfg.weight if cfg.always or many else 0.0,
+                cfg.turn_weight if cfg.turn_always or many else 0.0)
+
+    def active(self, ctx: RecallContext) -> bool:
+        return any(w > 0 for w in self._weights(ctx.query))
 
     async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
         if len(cands) < 2:
             return cands
-        out = spread(cands, self.config.weight)
+        out = spread(cands, *self._weights(ctx.query))
         moved = sum(1 for a, b in zip(cands, out, strict=True) if a.id != b.id)
         ctx.count("spread.applied")
         ctx.emit(moved=moved, sessions=len({c.session_id for c in out[: ctx.k]}))

@@ -382,3 +382,23 @@ async def test_the_rail_reads_rail2_n_blocks(services, vault) -> None:
         assert set(rows) == set(dense_only) == set(ids)
         assert sum(1 for i in rows if rows[i] > dense_only[i] + 1e-12) == on_rail, n
         assert rows[ids[0]] == pytest.approx(dense_only[ids[0]] + 0.5 / 61)  # the rail's first, whatever n
+
+
+async def test_rail2_gather_puts_the_rail_on_the_fast_path_for_questions_that_gather_only(services, vault) -> None:
+    await _fill_vault(services, vault)
+    services.rail2 = MarkerEmbedder()
+    await rail2.fill(services)
+    many, one = "What secrets has Maria kept?", "What did Maria say about the secret code?"
+    for query, search, embeds in ((many, {}, False), (many, {"rail2_gather": True}, True),
+                                  (one, {"rail2_gather": True}, False)):
+        services.rail2.seen.clear()
+        result = await _recall(services, vault, query, "fast", search)
+        assert result.cards
+        assert services.rail2.seen == ([query] if embeds else []), (query, search)
+    # the rail scores the gathering question's fast search: the memory the second model points at gains most
+    off = await _recall(services, vault, many, "fast", {"rail2_w": 5.0})
+    on = await _recall(services, vault, many, "fast", {"rail2_gather": True, "rail2_w": 5.0})
+    before = {c.id: c.score for c in off.cards}
+    gain = {c.id: c.score / before[c.id] for c in on.cards if c.id in before}
+    assert "QX7" in next(c.text for c in on.cards if c.id == max(gain, key=gain.get))
+    assert all(g > 1 for g in gain.values())  # a small vault: every block is on the rail

@@ -67,3 +67,37 @@ async def test_the_stage_is_active_only_for_questions_that_ask_for_many():
     out = await run_stage(stage, cands, "Which cities has Jo visited?", events=events)
     assert [c.id for c in out] == [1, 3, 2]
     assert events == [{"stage": "spread", "moved": 2, "sessions": 2}]
+
+
+def _said(i: int, score: float, session: str, turns: tuple[int, ...]) -> Candidate:
+    return Candidate(id=i, score=score, base=score, cosine=0.5, text=f"m{i}", content=f"m{i}", session_id=session,
+                     source_turn_ids=turns)
+
+
+def test_turn_weight_gives_the_next_place_to_another_thing_said():
+    # 1 is a unit of turn 7, 2 the chunk of the same turn, 3 and 4 other turns of the same session
+    cands = [_said(1, 1.00, "s", (7,)), _said(2, 0.95, "s", (7,)), _said(3, 0.90, "s", (8,)),
+             _said(4, 0.50, "t", (9,)), _said(5, 0.40, "u", ())]
+    assert [c.id for c in spread(cands, 0.0)] == [1, 2, 3, 4, 5]  # off: the order of the scores
+    # 0.5: the chunk counts 0.475 after its unit, below turn 8's 0.90 and turn 9's 0.50
+    assert [c.id for c in spread(cands, 0.0, 0.5)] == [1, 3, 4, 2, 5]
+    assert [c.id for c in spread(cands, 0.0, 1.0)] == [1, 3, 4, 5, 2]  # 1: after everything else said
+    # with the session weight too, both discounts multiply: after 1, the chunk counts 0.95 x 0.65 x 0.5 = 0.31,
+    # below turn 8's 0.90 x 0.65 = 0.585; without the turn discount it counts 0.62 and takes the second place
+    assert [c.id for c in spread(cands, 0.35, 0.5)] == [1, 3, 4, 5, 2]
+    assert [c.id for c in spread(cands, 0.35)] == [1, 2, 4, 5, 3]
+    out = spread(cands, 0.0, 1.0)
+    assert {c.id: c.score for c in out} == {c.id: c.score for c in cands}  # nothing added, dropped or rescored
+
+
+async def test_turn_weight_applies_to_every_question_or_to_those_that_gather():
+    one = "Which city did Jo visit in May?"
+    cands = [_said(1, 1.0, "a", (1,)), _said(2, 0.9, "a", (1,)), _said(3, 0.8, "a", (2,))]
+    assert not SessionSpread(SpreadConfig(weight=0.35)).active(RecallContext(one))  # the default: off
+    stage = SessionSpread(SpreadConfig(weight=0.35, turn_weight=1.0))
+    assert stage.active(RecallContext(one))
+    assert [c.id for c in await run_stage(stage, cands, one)] == [1, 3, 2]  # no session discount for it
+    gather_only = SessionSpread(SpreadConfig(weight=0.35, turn_weight=1.0, turn_always=False))
+    assert not gather_only.active(RecallContext(one))
+    assert [c.id for c in await run_stage(gather_only, cands, "Which cities has Jo visited?")] == [1, 3, 2]
+    assert not SessionSpread(SpreadConfig(enabled=False, turn_weight=1.0)).active(RecallContext(one))
