@@ -69,25 +69,33 @@ def asks_many(query: str) -> bool:
 
 def spread(cands: list[Candidate], weight: float, turn_weight: float = 0.0) -> list[Candidate]:
     """``cands`` re-ordered greedily: score x (1 - weight) ** (candidates of its session already placed) x
-    (1 - turn_weight) ** (candidates already placed that share one of its source turns)."""
+    (1 - turn_weight) ** (candidates already placed that share one of its source turns, on its most shared turn)."""
     keep, keep_turn = 1.0 - weight, 1.0 - turn_weight
     left = sorted(cands, key=lambda c: (-c.score, c.id))
     placed: dict[str, int] = {}
-    turns: dict[int, int] = {}  # a source turn -> the placed candidates holding it
+    holders: dict[int, list[int]] = {}  # a source turn -> the candidates (by id) holding it
+    if turn_weight > 0:
+        for c in left:
+            for t in set(c.source_turn_ids):
+                holders.setdefault(t, []).append(c.id)
+    on_turn: dict[int, int] = {}  # a source turn -> the placed candidates holding it
+    shared: dict[int, int] = {}  # a candidate's id -> the placed candidates on its most shared turn
     out: list[Candidate] = []
     while left:
         best_i, best_v = 0, float("-inf")
         for i, c in enumerate(left):
             v = c.score * keep ** placed.get(c.session_id, 0) if c.session_id else c.score
-            if turn_weight > 0 and c.source_turn_ids:
-                v *= keep_turn ** max((turns.get(t, 0) for t in c.source_turn_ids), default=0)
+            if c.id in shared:
+                v *= keep_turn ** shared[c.id]
             if v > best_v:
                 best_i, best_v = i, v
         c = left.pop(best_i)
         if c.session_id:
             placed[c.session_id] = placed.get(c.session_id, 0) + 1
-        for t in set(c.source_turn_ids):
-            turns[t] = turns.get(t, 0) + 1
+        for t in set(c.source_turn_ids) if holders else ():
+            on_turn[t] = on_turn.get(t, 0) + 1
+            for other in holders[t]:
+                shared[other] = max(shared.get(other, 0), on_turn[t])
         out.append(c)
     return out
 
