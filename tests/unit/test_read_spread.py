@@ -56,11 +56,12 @@ def test_spread_gives_each_next_place_to_the_best_discounted_score():
 
 
 async def test_the_stage_is_active_only_for_questions_that_ask_for_many():
-    stage = SessionSpread(SpreadConfig(weight=0.35))
+    stage = SessionSpread(SpreadConfig(weight=0.35, turn_weight=0.0))
     assert stage.active(RecallContext("Which cities has Jo visited?"))
     assert not stage.active(RecallContext("Which city did Jo visit in May?"))
     assert SessionSpread(SpreadConfig(weight=0.35, always=True)).active(RecallContext("Which city did Jo visit?"))
-    assert not SessionSpread(SpreadConfig(weight=0.0)).active(RecallContext("Which cities has Jo visited?"))
+    off = SpreadConfig(weight=0.0, turn_weight=0.0)
+    assert not SessionSpread(off).active(RecallContext("Which cities has Jo visited?"))
     assert not SessionSpread(SpreadConfig(enabled=False)).active(RecallContext("Which cities has Jo visited?"))
     events: list = []
     cands = [_cand(1, 1.0, "a"), _cand(2, 0.9, "a"), _cand(3, 0.8, "b")]
@@ -93,7 +94,9 @@ def test_turn_weight_gives_the_next_place_to_another_thing_said():
 async def test_turn_weight_applies_to_every_question_or_to_those_that_gather():
     one = "Which city did Jo visit in May?"
     cands = [_said(1, 1.0, "a", (1,)), _said(2, 0.9, "a", (1,)), _said(3, 0.8, "a", (2,))]
-    assert not SessionSpread(SpreadConfig(weight=0.35)).active(RecallContext(one))  # the default: off
+    assert SpreadConfig().turn_weight == 0.5 and SpreadConfig().turn_always  # the default (round 14): every question
+    assert SessionSpread(SpreadConfig()).active(RecallContext(one))
+    assert not SessionSpread(SpreadConfig(turn_weight=0.0)).active(RecallContext(one))  # off: as before
     stage = SessionSpread(SpreadConfig(weight=0.35, turn_weight=1.0))
     assert stage.active(RecallContext(one))
     assert [c.id for c in await run_stage(stage, cands, one)] == [1, 3, 2]  # no session discount for it
