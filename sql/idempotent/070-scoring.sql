@@ -38,18 +38,33 @@ CREATE OR REPLACE FUNCTION memvault.iso_span_v1(p_value text)
 -- when it was said in it (valid_at) or names a date in it (its norm_spans, resolved against when it was said:
 -- "yesterday" said on 8 May names 7 May). A named date counts only when it is no coarser than the window or a
 -- week ("2023" does not put a memory inside "the week before 9 June").
+-- The part of it that needs no named date: days between the window and when the memory was said (an inlinable
+-- expression; score_candidates_v2 asks it alone for a memory whose norm_spans are empty, as most are).
+CREATE OR REPLACE FUNCTION memvault.window_gap_days_v1(p_valid_at timestamptz, p_start timestamptz,
+                                                       p_end timestamptz)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN greatest(extract(epoch FROM p_start - p_valid_at), extract(epoch FROM p_valid_at - p_end), 0) / 86400.0;
+
+-- Not inlinable (a sub-select): each call runs as a statement of its own, so score_candidates_v2 calls it only for
+-- a memory that names something (14% of a timeframe question's candidates at 100k, where calling it for every
+-- candidate cost 2-3 ms of a recall's CPU). OFFSET 0 keeps the sub-select from being flattened into the outer one,
+-- which evaluated iso_span_v1 (four regular expressions and to_date) once per use of r, five times a span instead
+-- of once. least() of the two parts: a float8 and a numeric, compared as float8 (rounding is monotonic: the same
+-- value as the numeric least, rounded).
 CREATE OR REPLACE FUNCTION memvault.window_days_v1(p_valid_at timestamptz, p_spans jsonb, p_start timestamptz,
                                                    p_end timestamptz)
     RETURNS double precision
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN least(
-        greatest(extract(epoch FROM p_start - p_valid_at), extract(epoch FROM p_valid_at - p_end), 0) / 86400.0,
+        memvault.window_gap_days_v1(p_valid_at, p_start, p_end),
         (SELECT min(greatest(extract(epoch FROM p_start - upper(r)), extract(epoch FROM lower(r) - p_end), 0))
                 / 86400.0
            FROM (SELECT memvault.iso_span_v1(sp ->> 'value') AS r
                    FROM jsonb_array_elements(CASE jsonb_typeof(p_spans) WHEN 'array' THEN p_spans
                                                  ELSE '[]'::jsonb END) AS sp
-                  WHERE sp ->> 'kind' IN ('date', 'datetime')) AS named
+                  WHERE sp ->> 'kind' IN ('date', 'datetime')
+                 OFFSET 0) AS named
           WHERE r IS NOT NULL
             AND upper(r) - lower(r) <= greatest(p_end - p_start, interval '7 days')));
 
@@ -230,8 +245,11 @@ BEGIN
     ), visible AS MATERIALIZED (
         SELECT v.*, extract(epoch FROM cfg.as_of - v.valid_at) / 86400.0 AS age_days,
                coalesce(1 - (v.embedding <=> p_qvec), 0) AS cos,
-               CASE WHEN cfg.window_start IS NOT NULL
+               CASE WHEN cfg.window_start IS NULL THEN NULL  -- window_days_v1 only where a date may be named
+                    WHEN jsonb_array_length(CASE jsonb_typeof(v.norm_spans) WHEN 'array' THEN v.norm_spans
+                                                ELSE '[]'::jsonb END) > 0
                     THEN memvault.window_days_v1(v.valid_at, v.norm_spans, cfg.window_start, cfg.window_end)
+                    ELSE memvault.window_gap_days_v1(v.valid_at, cfg.window_start, cfg.window_end)
                END AS win_days
         FROM ver v, cfg
         WHERE v.valid_at <= cfg.as_of AND (v.invalid_at IS NULL OR v.invalid_at > cfg.as_of)
