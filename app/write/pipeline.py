@@ -153,9 +153,15 @@ class WriteTrack:
 
         # A rehearsal reads the candidates once more: worth it when several items may ask (one asks once anyway).
         several = sum(p.rejected is None for p in prepared) > 1
-        out = await locked_write(self.services.db, vault.id, answers, run, rehearse if several else None)
+        out = await locked_write(self.services.db, vault.id, answers, run, rehearse if several else None,
+                                 held=None if self.clock is NO_CLOCK else self._held)
         self.clock.add("commit", time.perf_counter() - t_commit)
         return out
+
+    def _held(self, waited: float, held: float) -> None:
+        """A transaction's wait for the vault's write lock and its hold of it (until its commit), for a benchmark."""
+        self.clock.add("lock.wait", waited)
+        self.clock.add("lock.held", held)
 
     async def _embed(self, texts: list[str]) -> np.ndarray:
         return await self.services.models.embed_documents(self.services.embedder, texts)
