@@ -163,14 +163,14 @@ class SessionTrack:
                                   (vault.id, session_id), vault_id=vault.id)
         segment = session["segments"] + 1
         title = session_id if segment == 1 else f"{session_id} (part {segment})"
-        llm = self.services.llm
+        llm, models = self.services.llm, self.services.models
         clock = self.write.clock
         t_extract = time.perf_counter()
         extract = get_task("extract_atomic_units")
-        units = (await llm.run(extract, extract.input_model(
+        units = (await models.llm(llm, extract, extract.input_model(
             turns=[{"role": t["role"], "content": t["content"]} for t in turns]))).units if turns else []
         summarize = get_task("summarize")
-        summary = (await llm.run(summarize, summarize.input_model(
+        summary = (await models.llm(llm, summarize, summarize.input_model(
             mode="session", texts=[f"{t['role']}: {t['content']}" for t in turns], title=title))).summary \
             if turns else ""
         clock.add("extract", time.perf_counter() - t_extract)
