@@ -21,8 +21,8 @@ from app.models.base import LLM, Embedder
 from app.models.tasks.base import Task
 
 R = TypeVar("R")
-I = TypeVar("I")  # noqa: E741 - a task's input, as app/models/base.py names it
-O = TypeVar("O")  # noqa: E741
+I = TypeVar("I")  # a task's input, as app/models/base.py names it
+O = TypeVar("O")
 
 
 class ModelCalls:
