@@ -143,7 +143,7 @@ $$;
 -- lock, dedup_candidates_since_v1 gives v3's rows as the vault is then, from those pairs plus every block written
 -- since (app/write/snapshot.py says why it is exact). The first row (item 0) carries "since": a full xid (xid8 as
 -- bigint) at or below the xid of every transaction of this database that was running when the pairs were read or
--- began after (the oldest one running in it first, else the next xid to assign), so every row version the pairs'
+-- began after (the oldest one running in it first, else the snapshot's xmax), so every row version the pairs'
 -- read could not see has an xmin at or above it. This database's, not the snapshot's xmin: that one is the whole
 -- cluster's (another database's long transaction held it back seconds, and every block written meanwhile was
 -- scored again under the lock). VOLATILE: "since" is taken by its own statement, before the pairs' snapshot.
@@ -170,12 +170,15 @@ BEGIN
         RETURN QUERY SELECT 0, NULL::bigint, NULL::bigint;
         RETURN;
     END IF;
-    SELECT least(x.next_xid, min(x.next_xid - ((x.next_xid - a.backend_xid::text::bigint) & 4294967295)))
+    -- A 32-bit xid as a full one: the one within 2^31 of a full reference with those low bits (the difference taken
+    -- signed: a running transaction's xid may be above the snapshot's xmax, which is the last completed xid + 1).
+    SELECT least(x.ref, min(x.ref - ((((x.ref - a.backend_xid::text::bigint) + 2147483648) & 4294967295)
+                                     - 2147483648)))
       INTO v_since
-      FROM (SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint AS next_xid) x
+      FROM (SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint AS ref) x
       LEFT JOIN pg_catalog.pg_stat_activity a
         ON a.datname = pg_catalog.current_database() AND a.backend_xid IS NOT NULL
-     GROUP BY x.next_xid;
+     GROUP BY x.ref;
     RETURN QUERY SELECT 0, NULL::bigint, v_since;
     RETURN QUERY SELECT c.item, c.block_id, NULL::bigint
                    FROM memvault.dedup_candidates_v3(p_vault, p_embeddings, p_hashes, p_layers, p_k, p_min_cosine,
@@ -239,10 +242,11 @@ DECLARE
     v_redo    integer[];
 BEGIN
     IF p_since IS NOT NULL THEN
-        -- A row's 32-bit xmin as a full xid: the one below the next xid to assign (v_ref) with those low bits.
+        -- A row's 32-bit xmin as a full xid: the one within 2^31 of v_ref with those low bits (signed difference).
         v_ref := pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint;
         SELECT count(*), coalesce(array_agg(b.id) FILTER (
-                   WHERE ((v_ref - b.xmin::text::bigint) & 4294967295) <= v_ref - p_since), '{}')
+                   WHERE (((v_ref - b.xmin::text::bigint) + 2147483648) & 4294967295) - 2147483648
+                         <= v_ref - p_since), '{}')
           INTO v_count, v_changed
           FROM memvault.block b WHERE b.vault_id = p_vault;
     END IF;
