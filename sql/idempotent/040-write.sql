@@ -203,9 +203,9 @@ $$;
 -- (p_items / p_ids, 1-based items; p_full[i]: item i got as many as the snapshot was asked for, so blocks past them
 -- may exist) and the blocks written since p_since (xmin at or above it: inserted or changed since the pairs were
 -- read, or by a transaction running then; a superset, never a miss, subtransactions included). Each item is paired
--- with every such block; a block of the pairs no longer in the vault counts as changed. An item with more than
--- p_spare of its pairs changed, while blocks past them may exist, may have lost one of its p_k nearest to a block
--- the snapshot did not list: v3 answers for it. p_k is v3's (the snapshot's less p_spare); the pairs are scored,
+-- with every such block of its layer; a block of the pairs no longer in the vault counts as changed. An item with
+-- more than p_spare of its pairs changed, while blocks past them may exist, may have lost one of its p_k nearest
+-- to a block the snapshot did not list: v3 answers for it. p_k is v3's (the snapshot's less p_spare); the pairs are scored,
 -- ranked, cut and marked as v3 does (cosine, then id; its exact normalized-hash hits from the index). No snapshot
 -- (p_since NULL), or a vault searched through its own HNSW index by now: v3 for every item.
 -- One pass over the vault's row headers (its size and what changed: ~0.5 us a block), no vector arithmetic but
@@ -239,16 +239,24 @@ DECLARE
     v_ref     bigint;
     v_count   bigint;
     v_changed bigint[];
+    v_fresh   bigint[];
+    v_kinds   text[];
     v_redo    integer[];
 BEGIN
     IF p_since IS NOT NULL THEN
         -- A row's 32-bit xmin as a full xid: the one within 2^31 of v_ref with those low bits (signed difference).
         v_ref := pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint;
-        SELECT count(*), coalesce(array_agg(b.id) FILTER (
-                   WHERE (((v_ref - b.xmin::text::bigint) + 2147483648) & 4294967295) - 2147483648
-                         <= v_ref - p_since), '{}')
-          INTO v_count, v_changed
-          FROM memvault.block b WHERE b.vault_id = p_vault;
+        -- Every block written since (v_changed: a listed one among them counts against its item's margin), and
+        -- those of them Dedup may meet (v_fresh, with their kinds: paired only with the items of their layer).
+        SELECT count(*), coalesce(array_agg(c.id) FILTER (WHERE c.since), '{}'),
+               coalesce(array_agg(c.id) FILTER (WHERE c.since AND c.meets), '{}'),
+               coalesce(array_agg(c.kind) FILTER (WHERE c.since AND c.meets), '{}')
+          INTO v_count, v_changed, v_fresh, v_kinds
+          FROM (SELECT b.id, b.kind,
+                       (((v_ref - b.xmin::text::bigint) + 2147483648) & 4294967295) - 2147483648
+                           <= v_ref - p_since AS since,
+                       b.retracted_at IS NULL AND b.invalid_at IS NULL AND b.embedding IS NOT NULL AS meets
+                  FROM memvault.block b WHERE b.vault_id = p_vault) c;
     END IF;
     IF p_since IS NULL OR (v_count > p_exact_below AND memvault.has_ann_index_v1(p_vault)) THEN
         RETURN QUERY SELECT * FROM memvault.dedup_candidates_v3(p_vault, p_embeddings, p_hashes, p_layers, p_k,
@@ -271,8 +279,7 @@ BEGIN
         SELECT DISTINCT u.it, u.id FROM (
             SELECT pr.it, pr.id FROM unnest(p_items, p_ids) AS pr(it, id)
             UNION ALL
-            SELECT g.it::integer, c.id FROM generate_series(1, cardinality(p_embeddings)) AS g(it),
-                                            unnest(v_changed) AS c(id)
+            SELECT i.ord, c.id FROM i JOIN unnest(v_fresh, v_kinds) AS c(id, kind) ON c.kind = ANY (i.kinds)
         ) u WHERE u.it <> ALL (v_redo)
     ), scored AS MATERIALIZED (
         SELECT p.it, b.id, (1 - (b.embedding <=> i.emb))::real AS cosine
