@@ -3,11 +3,12 @@
 Below 5,000 blocks (or before the vault has its own HNSW index) ``dedup_candidates_v3`` scans every current block
 of the vault against every item of a batch, and that scan ran while the vault's write lock (app/write/serial.py)
 was held: the next writer of the vault waited for it whatever it wrote. Now, before the lock, one statement
-(``dedup_nearest_snapshot_v1``) finds each item's nearest blocks on its snapshot and says which transactions that
-snapshot could not see (its xmin); under the lock, ``dedup_candidates_since_v1`` returns the rows v3 would return
-then, computed from those pairs plus every block of the vault whose row version was written at or after that xmin
-(a scan of the vault's row headers, no vector arithmetic; the cosines only for the pairs). The locked part is then
-O(blocks changed since the snapshot) in vector work, not O(vault).
+(``dedup_nearest_snapshot_v1``) finds each item's nearest blocks on its snapshot and gives a bound ("since"): the
+xid of the oldest transaction of this database running just before that snapshot (else the snapshot's xmax);
+under the lock, ``dedup_candidates_since_v1`` returns the rows v3 would return then, computed from those pairs plus
+every block of the vault whose row version has an xmin at or above the bound (a pass over the vault's row headers,
+no vector arithmetic; the cosines only for the pairs). The locked part is then O(blocks changed since) in vector
+work, not O(vault).
 
 Why it returns v3's rows exactly, when one holds the lock:
 - a block no transaction touched since the snapshot has the same vector, kind and state, so its cosine with an
@@ -18,10 +19,13 @@ Why it returns v3's rows exactly, when one holds the lock:
   ``SPARE`` of an item's listed blocks were touched, its untouched blocks past the list rank below at least k
   untouched ones it lists, so its k nearest are among the pairs; an item whose list was short (every block over
   the floor listed) needs no margin; an item past the margin is read by v3 itself, under the lock;
-- "written since" is judged by xmin against the snapshot's xmin, not by visibility in the snapshot: a row written
-  in a subtransaction carries a subtransaction's xid, which a ``pg_snapshot`` does not list; every xid assigned
-  after the oldest transaction running at the snapshot is at or above its xmin, so nothing is missed, and what
-  was committed between that xmin and the snapshot is merely scored again;
+- "written since" is judged by xmin against the bound, not by visibility in the snapshot: a row written in a
+  subtransaction carries a subtransaction's xid, which a ``pg_snapshot`` does not list; a transaction running at
+  the snapshot, or begun after, has an xid (and subtransaction xids) at or above the bound, so nothing is missed,
+  and what was committed between the bound and the snapshot is merely scored again. The bound is this database's
+  (``pg_stat_activity``), not the snapshot's xmin, which is the whole cluster's: another database's long
+  transaction held it back seconds and made every block written meanwhile count as changed. Prepared (two-phase)
+  transactions are not in ``pg_stat_activity``: memvault prepares none;
 - exact-hash hits are read from the index under the lock, as v3 reads them.
 A vault searched through its HNSW index (approximate, per item, no whole-vault scan) gets no snapshot: v3 runs
 under the lock as before. The bulk path has its own copy of the vectors (app/write/mirror.py) and no snapshot.
