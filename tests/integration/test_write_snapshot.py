@@ -101,3 +101,24 @@ async def test_a_memory_committed_between_the_snapshot_and_the_lock_is_met(servi
     assert (mine.decision, mine.block_id) == ("MERGE", other.block_id)
     n = await services.db.fetchone("SELECT count(*) AS n FROM memvault.block WHERE vault_id = %s", (vault.id,))
     assert n["n"] == 2
+
+
+async def test_the_service_role_sees_another_roles_running_transaction_in_its_bound(services, api_services,
+                                                                                     vault) -> None:
+    """The bound comes from pg_stat_activity, whose backend_xid the service's role (no superuser) sees for every
+    session of the database, another role's included (the owner's: an import, a dream): a transaction of the owner
+    running when the service reads its snapshot is at or above the bound, so its blocks count as written since."""
+    track: WriteTrack = api_services.write
+    await services.write.remember(vault, [memory(0, "I like green tea")])
+    probes = track.screen([memory(1, "I like green tea with lemon")])
+    async with services.db.transaction(vault.id) as conn:
+        await conn.execute("UPDATE memvault.block SET source_turn_ids = source_turn_ids WHERE vault_id = %s",
+                           (vault.id,))  # takes an xid, as any write does
+        row = await (await conn.execute("SELECT pg_current_xact_id()::text::bigint AS xid")).fetchone()
+        # A later transaction completes meanwhile: the snapshot's xmax passes the running one's xid, so only
+        # pg_stat_activity can tell the bound about it.
+        await services.write.remember(vault, [memory(2, "My dentist appointment is on Friday at 3pm")])
+        await track.read_snapshot(vault, probes)
+    snapshot = probes[0].snapshot
+    assert snapshot is not None and snapshot.since is not None
+    assert snapshot.since <= row["xid"]
