@@ -154,8 +154,8 @@ class WriteTrack:
             t_commit = time.perf_counter()
             return out
 
-        if mirror is None:  # the whole-vault part of Dedup's read, before the lock (app/write/snapshot.py)
-            await self.read_snapshot(vault, prepared)
+        if mirror is None and self.services.settings.dedup_snapshot:  # the whole-vault read, before the lock
+            await self.read_snapshot(vault, prepared)  # (app/write/snapshot.py)
         # A rehearsal reads the candidates once more: worth it when several items may ask (one asks once anyway).
         several = sum(p.rejected is None for p in prepared) > 1
         out = await locked_write(self.services.db, vault.id, answers, run, rehearse if several else None,

@@ -122,3 +122,15 @@ async def test_the_service_role_sees_another_roles_running_transaction_in_its_bo
     snapshot = probes[0].snapshot
     assert snapshot is not None and snapshot.since is not None
     assert snapshot.since <= row["xid"]
+
+
+async def test_without_the_snapshot_the_whole_read_is_under_the_lock(services, vault, tmp_path) -> None:
+    """MEMVAULT_DEDUP_SNAPSHOT=false: no read before the lock, one checkout (v3 under the lock), same decisions."""
+    from tests.integration.test_read_unit_of_work import round_trips
+
+    services.settings = services.settings.model_copy(update={"dedup_snapshot": False})
+    await services.write.remember(vault, [memory(0, "I like green tea")])
+    async with round_trips(services.db, tmp_path) as seen:
+        [r] = await services.write.remember(vault, [memory(1, "I like green tea, especially with jasmine")])
+    assert r.decision == "MERGE"
+    assert seen == [3]
