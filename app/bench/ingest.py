@@ -504,12 +504,21 @@ def _result(services: Services, path: str, clock: Any, close_clock: Any, decisio
         "close_ms_per_session": round(close_s * 1000 / len(sessions), 2) if close_s is not None and sessions
         else None,
         "wall_s": round(wall_s, 2),
-        "stage_ms_per_turn": {st: round(clock.seconds[st] * 1000 / turns, 3) for st in STAGES
-                              if st in clock.seconds and turns},
+        "stage_ms_per_turn": {st: round(clock.seconds[st] * 1000 / turns, 3)
+                              for st in (*STAGES, *(st for st in clock.seconds if st not in STAGES))
+                              if st in clock.seconds and turns and not st.startswith("lock.")},
         "unstaged_ms_per_turn": round((append_s - staged) * 1000 / turns, 3) if turns else 0.0,
         "close_stage_ms_per_session": {st: round(close_clock.seconds[st] * 1000 / len(sessions), 2)
-                                       for st in STAGES + CLOSE_STAGES if st in close_clock.seconds} if close_s is not None and sessions else None,
+                                       for st in (*STAGES, *CLOSE_STAGES, "dedup.reads")
+                                       if st in close_clock.seconds} if close_s is not None and sessions else None,
         "requeries": requeries,
+        # The vault's write lock (app/write/serial.py): ms each transaction held it (until its commit ended) and
+        # waited for it, averaged over the appends' and the closes' transactions, and the hold per turn.
+        "lock_ms": {name: {"transactions": c.calls["lock.held"],
+                           "held_ms_per_txn": round(c.seconds["lock.held"] * 1000 / c.calls["lock.held"], 2),
+                           "waited_ms_per_txn": round(c.seconds["lock.wait"] * 1000 / c.calls["lock.held"], 2),
+                           "held_ms_per_turn": round(c.seconds["lock.held"] * 1000 / turns, 3) if turns else 0.0}
+                    for name, c in (("append", clock), ("close", close_clock)) if c.calls["lock.held"]},
         "cpu_ms_per_turn": ({"appending": cpu.per_item_ms("append", turns),
                              "with_close": _sum_cpu(cpu, ("append", "close"), turns)} if "append" in cpu.use
                             else {"all": cpu.per_item_ms("all", turns)}) if cpu is not None else None,
@@ -548,6 +557,10 @@ def format_table(result: dict[str, Any]) -> str:
         if r["close_stage_ms_per_session"]:
             lines.append("    close, ms/session by stage: " + ", ".join(
                 f"{st} {ms:.1f}" for st, ms in r["close_stage_ms_per_session"].items() if "." not in st))
+        for name, lk in (r.get("lock_ms") or {}).items():
+            lines.append(f"    vault write lock ({name}): held {lk['held_ms_per_txn']:.2f} ms a transaction "
+                         f"({lk['held_ms_per_turn']:.3f} ms/turn), waited {lk['waited_ms_per_txn']:.2f} ms; "
+                         f"{lk['transactions']} transactions")
         lines.append(f"    decisions: {', '.join(f'{k} {v}' for k, v in sorted(r['decisions'].items()))}"
                      + (f"; candidate queries repeated for {r['requeries']} items" if r["requeries"] else ""))
         for what, use in (r.get("cpu_ms_per_turn") or {}).items():

@@ -133,6 +133,11 @@ class LLM(abc.ABC):
         result = await self.run_traced(task, payload)
         return result.output
 
+    def run_instant(self, task: Task[I, O], payload: I) -> O:
+        """An ``instant`` backend's answer, computed in the calling thread (:meth:`ModelCalls.llm
+        <app.models.calls.ModelCalls.llm>` calls it in the model pool); a model-backed LLM has none."""
+        raise NotImplementedError(f"{self.name} is not instant: await run()")
+
     def stats(self) -> dict[str, Any]:
         """Counters (see :class:`app.models.llms.stats.LLMStats`)."""
         return {}

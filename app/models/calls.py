@@ -17,9 +17,12 @@ from typing import TypeVar
 
 import numpy as np
 
-from app.models.base import Embedder
+from app.models.base import LLM, Embedder
+from app.models.tasks.base import Task
 
 R = TypeVar("R")
+I = TypeVar("I")  # a task's input, as app/models/base.py names it
+O = TypeVar("O")
 
 
 class ModelCalls:
@@ -39,6 +42,15 @@ class ModelCalls:
 
     async def embed_queries(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         return await self.run(embedder.embed_queries, list(texts))
+
+    async def llm(self, llm: LLM, task: Task[I, O], payload: I) -> O:
+        """``task`` on ``payload``: an ``instant`` LLM's rules are CPU work in this process (a session close's
+        extraction and summary: ~40 ms of it a session) and run in the pool, so the event loop keeps serving the
+        other requests meanwhile (a writer holding its vault's lock among them: its next step waited for the whole
+        extraction of another caller's close); a model-backed LLM's call is I/O, awaited on the loop."""
+        if llm.instant:
+            return await self.run(llm.run_instant, task, payload)
+        return await llm.run(task, payload)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

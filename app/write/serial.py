@@ -32,6 +32,7 @@ SUPERSEDE target changed by a writer that takes no lock: a dream, an edit, a del
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 from uuid import UUID
@@ -113,19 +114,27 @@ class ModelAnswers:
 
 async def locked_write(db: Database, vault_id: UUID, answers: ModelAnswers,
                        work: Callable[[psycopg.AsyncConnection], Awaitable[T]],
-                       rehearse: Callable[[], Awaitable[None]] | None = None) -> T:
+                       rehearse: Callable[[], Awaitable[None]] | None = None, *,
+                       held: Callable[[float, float], None] | None = None) -> T:
     """Run ``work`` in one transaction of ``vault_id`` holding the vault's write lock, again after getting what a
     :class:`NeedModels` lacked (``rehearse`` first, once: it asks the whole batch's questions outside the lock) or
     after a :class:`StaleWrite`. ``work`` decides on ``answers`` (not asking) and must start its decision afresh
-    each time it runs."""
+    each time it runs. ``held`` (a benchmark's): told each transaction's seconds waiting for the lock and holding
+    it (until its commit or rollback ends); the lock's grant is then read back, one round trip more."""
     rehearsed = rehearse is None
     for _ in range(ATTEMPTS):
+        t_wait = time.perf_counter()
+        t_granted = None
         try:
             # Pipelined (app/db/connector.py): BEGIN, scope and lock travel with the first statement read (the
             # block ids), the writes of the apply with the next one read; ~4 round trips for a small write.
             async with db.transaction(vault_id, pipeline=True) as conn:
-                await conn.execute(Q.lock_vault_writes, {"vault": vault_id})
-                return await work(conn)
+                cur = await conn.execute(Q.lock_vault_writes, {"vault": vault_id})
+                if held is not None:
+                    await cur.fetchone()
+                    t_granted = time.perf_counter()
+                out = await work(conn)
+            return out
         except NeedModels as need:
             if not rehearsed:
                 rehearsed = True
@@ -134,5 +143,8 @@ async def locked_write(db: Database, vault_id: UUID, answers: ModelAnswers,
             await answers.answer(need)  # nothing to ask when the rehearsal already did
         except StaleWrite:
             continue
+        finally:
+            if held is not None and t_granted is not None:
+                held(t_granted - t_wait, time.perf_counter() - t_granted)
     raise Conflict(f"the vault changed under this write {ATTEMPTS} times while it was being decided",
                    hint="nothing was written; send it again")

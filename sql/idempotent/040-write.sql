@@ -13,6 +13,9 @@
 -- 012-ann-index.sql) is scanned once for the whole batch: every block of the vault against every item in one join
 -- (20 items over 8,000 blocks: 186-274 ms against 282-462 ms for the per-item scans of v2, dropped by revision
 -- 0024). A larger vault is searched through its own partial HNSW index with iterative scans, one scan per item.
+-- No JIT: the scan's estimate (every block of the vault times every item) passes jit_above_cost, and compiling it
+-- cost more than running it: 25 items over 1,800 blocks, 56 ms a call with the cluster's JIT on, 35 without
+-- (the compile is paid at every call: the statement is planned at each one).
 CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v3(
     p_vault       uuid,
     p_embeddings  vector[],
@@ -27,6 +30,7 @@ CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v3(
     LANGUAGE plpgsql STABLE
     SET search_path = memvault, public, pg_catalog
     SET hnsw.iterative_scan = 'relaxed_order'
+    SET jit = off
     AS $$
 DECLARE
     v_exact boolean;
@@ -132,6 +136,190 @@ CREATE OR REPLACE FUNCTION memvault.dedup_candidate_rows_v1(
            b.fingerprint, b.content_hash = i.h, b.valid_at, h.nearest
       FROM hits h JOIN i ON i.ord = h.ord JOIN memvault.block b ON b.vault_id = p_vault AND b.id = h.id
      ORDER BY 1, 3 DESC, 2
+$$;
+
+-- Dedup's read in two halves, so the vault's write lock (lock_vault_writes_v1) is held for O(what changed), not
+-- O(vault): before the lock, dedup_nearest_snapshot_v1 finds each item's p_k nearest blocks as v3 does; under the
+-- lock, dedup_candidates_since_v1 gives v3's rows as the vault is then, from those pairs plus every block written
+-- since (app/write/snapshot.py says why it is exact). The first row (item 0) carries "since": a full xid (xid8 as
+-- bigint) at or below the xid of every transaction of this database that was running when the pairs were read or
+-- began after (the oldest one running in it first, else the snapshot's xmax), so every row version the pairs'
+-- read could not see has an xmin at or above it. This database's, not the snapshot's xmin: that one is the whole
+-- cluster's (another database's long transaction held it back seconds, and every block written meanwhile was
+-- scored again under the lock). VOLATILE: "since" is taken by its own statement, before the pairs' snapshot.
+-- NULL when the vault is searched through its own HNSW index (approximate, ~1 ms an item, no whole-vault scan to
+-- move out of the lock): v3 then runs under the lock as before.
+CREATE OR REPLACE FUNCTION memvault.dedup_nearest_snapshot_v1(
+    p_vault       uuid,
+    p_embeddings  vector[],
+    p_hashes      bytea[],
+    p_layers      text[],
+    p_k           integer,
+    p_min_cosine  real,
+    p_exact_below integer DEFAULT 5000
+)
+    RETURNS TABLE (item integer, block_id bigint, since bigint)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    SET jit = off
+    AS $$
+DECLARE
+    v_since bigint;
+BEGIN
+    IF NOT memvault._dedup_exact_v1(p_vault, p_exact_below) THEN
+        RETURN QUERY SELECT 0, NULL::bigint, NULL::bigint;
+        RETURN;
+    END IF;
+    -- A 32-bit xid as a full one: the one within 2^31 of a full reference with those low bits (the difference taken
+    -- signed: a running transaction's xid may be above the snapshot's xmax, which is the last completed xid + 1).
+    SELECT least(x.ref, min(x.ref - ((((x.ref - a.backend_xid::text::bigint) + 2147483648) & 4294967295)
+                                     - 2147483648)))
+      INTO v_since
+      FROM (SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint AS ref) x
+      LEFT JOIN pg_catalog.pg_stat_activity a
+        ON a.datname = pg_catalog.current_database() AND a.backend_xid IS NOT NULL
+     GROUP BY x.ref;
+    RETURN QUERY SELECT 0, NULL::bigint, v_since;
+    RETURN QUERY SELECT c.item, c.block_id, NULL::bigint
+                   FROM memvault.dedup_candidates_v3(p_vault, p_embeddings, p_hashes, p_layers, p_k, p_min_cosine,
+                                                     p_exact_below) c
+                  WHERE c.nearest;
+END
+$$;
+
+-- Whether dedup_candidates_v3 scans the vault exactly (below p_exact_below blocks, or no HNSW index of its own).
+CREATE OR REPLACE FUNCTION memvault._dedup_exact_v1(p_vault uuid, p_exact_below integer)
+    RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+    -- The index first (a catalog lookup): without one the vault is scanned at any size, and is not counted.
+    SELECT CASE WHEN NOT memvault.has_ann_index_v1(p_vault) THEN true
+                ELSE (SELECT count(*) FROM (SELECT 1 FROM memvault.block b WHERE b.vault_id = p_vault
+                                             LIMIT p_exact_below + 1) s) <= p_exact_below END
+$$;
+
+-- Under the vault's write lock: dedup_candidates_v3's rows, from the nearest pairs read before the lock
+-- (p_items / p_ids, 1-based items; p_full[i]: item i got as many as the snapshot was asked for, so blocks past them
+-- may exist) and the blocks written since p_since (xmin at or above it: inserted or changed since the pairs were
+-- read, or by a transaction running then; a superset, never a miss, subtransactions included). Each item is paired
+-- with every such block of its layer; a block of the pairs no longer in the vault counts as changed. An item with
+-- more than p_spare of its pairs changed, while blocks past them may exist, may have lost one of its p_k nearest
+-- to a block the snapshot did not list: v3 answers for it. p_k is v3's (the snapshot's less p_spare); the pairs are scored,
+-- ranked, cut and marked as v3 does (cosine, then id; its exact normalized-hash hits from the index). No snapshot
+-- (p_since NULL), or a vault searched through its own HNSW index by now: v3 for every item.
+-- One pass over the vault's row headers (its size and what changed: ~0.5 us a block), no vector arithmetic but
+-- the pairs'. The pairs' cosines are computed in a materialized step: joined with the items (estimated at 10 rows
+-- each), the threshold pushed into the join computed every pair's cosine with every item; and the items are
+-- unnested once (a subscript of the vector array per pair copied the whole array each time). Generic plans: planned
+-- for each call's values, its statements cost ~30 ms of planning a call for ~2.5 ms of execution (25 items, a
+-- vault of 1,800 blocks); their shape (lookups by key, the vault's one pass) does not depend on the values.
+CREATE OR REPLACE FUNCTION memvault.dedup_candidates_since_v1(
+    p_vault       uuid,
+    p_since       bigint,
+    p_items       integer[],
+    p_ids         bigint[],
+    p_full        boolean[],
+    p_spare       integer,
+    p_embeddings  vector[],
+    p_hashes      bytea[],
+    p_layers      text[],
+    p_k           integer,
+    p_min_cosine  real,
+    p_exact_below integer DEFAULT 5000
+)
+    RETURNS TABLE (item integer, block_id bigint, cosine real, kind text, category text, content text,
+                   normalized text, fingerprint bigint, same_hash boolean, valid_at timestamptz, nearest boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    SET plan_cache_mode = force_generic_plan
+    SET jit = off
+    AS $$
+DECLARE
+    v_ref     bigint;
+    v_count   bigint;
+    v_changed bigint[];
+    v_fresh   bigint[];
+    v_kinds   text[];
+    v_redo    integer[];
+BEGIN
+    IF p_since IS NOT NULL THEN
+        -- A row's 32-bit xmin as a full xid: the one within 2^31 of v_ref with those low bits (signed difference).
+        v_ref := pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint;
+        -- Every block written since (v_changed: a listed one among them counts against its item's margin), and
+        -- those of them Dedup may meet (v_fresh, with their kinds: paired only with the items of their layer).
+        SELECT count(*), coalesce(array_agg(c.id) FILTER (WHERE c.since), '{}'),
+               coalesce(array_agg(c.id) FILTER (WHERE c.since AND c.meets), '{}'),
+               coalesce(array_agg(c.kind) FILTER (WHERE c.since AND c.meets), '{}')
+          INTO v_count, v_changed, v_fresh, v_kinds
+          FROM (SELECT b.id, b.kind,
+                       (((v_ref - b.xmin::text::bigint) + 2147483648) & 4294967295) - 2147483648
+                           <= v_ref - p_since AS since,
+                       b.retracted_at IS NULL AND b.invalid_at IS NULL AND b.embedding IS NOT NULL AS meets
+                  FROM memvault.block b WHERE b.vault_id = p_vault) c;
+    END IF;
+    IF p_since IS NULL OR (v_count > p_exact_below AND memvault.has_ann_index_v1(p_vault)) THEN
+        RETURN QUERY SELECT * FROM memvault.dedup_candidates_v3(p_vault, p_embeddings, p_hashes, p_layers, p_k,
+                                                                p_min_cosine, p_exact_below);
+        RETURN;
+    END IF;
+    v_changed := v_changed || ARRAY(
+        SELECT x.id FROM unnest(p_ids) AS x(id)
+         WHERE NOT EXISTS (SELECT 1 FROM memvault.block b WHERE b.vault_id = p_vault AND b.id = x.id OFFSET 0));
+    SELECT coalesce(array_agg(f.ord::integer), '{}') INTO v_redo
+      FROM unnest(p_full) WITH ORDINALITY AS f(full_k, ord)
+     WHERE f.full_k AND (SELECT count(*) FROM unnest(p_items, p_ids) AS pr(it, id)
+                          WHERE pr.it = f.ord AND pr.id = ANY (v_changed)) > p_spare;
+    RETURN QUERY
+    WITH i AS MATERIALIZED (
+        SELECT x.emb, x.h, x.ord::integer AS ord,
+               CASE WHEN x.layer IN ('chunk', 'summary') THEN ARRAY[x.layer] ELSE ARRAY['memory', 'unit'] END AS kinds
+          FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS x(emb, h, layer, ord)
+    ), pairs AS (
+        SELECT DISTINCT u.it, u.id FROM (
+            SELECT pr.it, pr.id FROM unnest(p_items, p_ids) AS pr(it, id)
+            UNION ALL
+            SELECT i.ord, c.id FROM i JOIN unnest(v_fresh, v_kinds) AS c(id, kind) ON c.kind = ANY (i.kinds)
+        ) u WHERE u.it <> ALL (v_redo)
+    ), scored AS MATERIALIZED (
+        SELECT p.it, b.id, (1 - (b.embedding <=> i.emb))::real AS cosine
+          FROM pairs p JOIN i ON i.ord = p.it CROSS JOIN LATERAL (
+              SELECT b.id, b.embedding FROM memvault.block b
+               WHERE b.vault_id = p_vault AND b.id = p.id AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+                 AND b.kind = ANY (i.kinds)
+              OFFSET 0) b
+    ), near AS (
+        SELECT r.it, r.id FROM (
+            SELECT s.it, s.id, row_number() OVER (PARTITION BY s.it ORDER BY s.cosine DESC, s.id) AS rn
+              FROM scored s WHERE s.cosine >= p_min_cosine) r
+         WHERE r.rn <= p_k
+    ), hits AS (
+        SELECT u.it, u.id, bool_or(u.nearest) AS nearest FROM (
+            SELECT n.it, n.id, true AS nearest FROM near n
+            UNION ALL
+            SELECT i.ord, b.id, false
+              FROM i JOIN memvault.block b
+                ON b.vault_id = p_vault AND b.content_hash = i.h AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+               AND b.kind = ANY (i.kinds)
+             WHERE i.ord <> ALL (v_redo)
+        ) u GROUP BY u.it, u.id
+    )
+    SELECT * FROM (
+        SELECT h.it, b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content,
+               b.normalized, b.fingerprint, b.content_hash = i.h, b.valid_at, h.nearest
+          FROM hits h JOIN i ON i.ord = h.it JOIN memvault.block b ON b.vault_id = p_vault AND b.id = h.id
+        UNION ALL
+        SELECT v_redo[c.item], c.block_id, c.cosine, c.kind, c.category, c.content, c.normalized, c.fingerprint,
+               c.same_hash, c.valid_at, c.nearest
+          FROM memvault.dedup_candidates_v3(
+                   p_vault,
+                   ARRAY(SELECT p_embeddings[r.i] FROM unnest(v_redo) WITH ORDINALITY AS r(i, o) ORDER BY r.o),
+                   ARRAY(SELECT p_hashes[r.i] FROM unnest(v_redo) WITH ORDINALITY AS r(i, o) ORDER BY r.o),
+                   ARRAY(SELECT p_layers[r.i] FROM unnest(v_redo) WITH ORDINALITY AS r(i, o) ORDER BY r.o),
+                   p_k, p_min_cosine, p_exact_below) c
+         WHERE cardinality(v_redo) > 0
+    ) x ORDER BY 1, 3 DESC, 2;
+END
 $$;
 
 -- The current blocks Dedup compares with (chunks, summaries, memories, units) of a vault above a block id, with

@@ -173,3 +173,32 @@ async def test_other_requests_are_answered_while_a_local_llm_is_slow(api_service
         assert_answered_at_once(answers, idle_health, finished[0])
     finally:
         svc.models.close()
+
+
+async def test_a_session_close_extracts_in_the_model_pool(services, vault, monkeypatch) -> None:
+    """The heuristic LLM's extraction and summary of a close are rules run in this process (~40 ms of CPU a
+    session): in the model pool, not on the event loop, where they held up every other request of the process,
+    a writer holding its vault's lock among them."""
+    from datetime import UTC, datetime
+
+    from app.models.llms.structured import HeuristicLLM
+    from app.write.sessions import SessionTrack, TurnIn
+
+    threads: list[tuple[str, str]] = []
+    real = HeuristicLLM.run_instant
+
+    def recorded(self, task, payload):
+        threads.append((task.id.split(".")[0], threading.current_thread().name))
+        return real(self, task, payload)
+
+    monkeypatch.setattr(HeuristicLLM, "run_instant", recorded)
+    track = SessionTrack(services)
+    said = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)
+    await track.append_turns(vault, "s1", [TurnIn("user", "I decided to move to Lisbon in March.", said),
+                                           TurnIn("assistant", "Lisbon in March, noted.", said)])
+    closed = await track.close(vault, "s1")
+    assert closed.units
+    tasks = {task for task, _ in threads}
+    assert {"extract_atomic_units", "summarize"} <= tasks
+    assert all(name.startswith("memvault-model") for task, name in threads
+               if task in ("extract_atomic_units", "summarize")), threads
