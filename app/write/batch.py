@@ -113,7 +113,7 @@ class BatchDedup:
             a64 = embedding.astype(np.float64)
             den = np.sqrt(np.dot(a64, a64) * self._sq[idx])
             with np.errstate(divide="ignore", invalid="ignore"):
-                cos = np.where(den > 0, (self._mat[idx] @ a64) / den, np.nan).astype(np.float32)
+                cos = np.where(den > 0, (self._mat[:n_rows] @ a64)[idx] / den, np.nan).astype(np.float32)
             same = self._digest[idx] == digest
             # In row order, as the rows are met; the threshold compared in float64, as a Python float compares.
             above = cos.astype(np.float64) >= cfg.min_cosine
