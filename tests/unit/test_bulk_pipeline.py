@@ -72,3 +72,20 @@ async def test_no_batches_no_calls() -> None:
     t = _Trace()
     await _pipelined(iter(()), t.screen, t.write, ahead=2)
     assert t.events == []
+
+
+def test_the_gil_switch_interval_is_set_inside_and_restored_after_even_on_error() -> None:
+    import sys
+
+    from app.write.bulk import BulkConfig, gil_switch
+
+    before = sys.getswitchinterval()
+    with gil_switch(BulkConfig().gil_switch_s):
+        assert sys.getswitchinterval() == pytest.approx(0.0005)
+    assert sys.getswitchinterval() == before
+    with pytest.raises(RuntimeError), gil_switch(0.001):
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+        raise RuntimeError
+    assert sys.getswitchinterval() == before
+    with gil_switch(None):
+        assert sys.getswitchinterval() == before
