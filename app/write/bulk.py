@@ -258,24 +258,27 @@ class BulkIngest:
 
 @contextmanager
 def gil_switch(seconds: float | None) -> Iterator[None]:
-    """The interpreter's GIL switch interval set to ``seconds`` inside the block (None: unchanged), restored
-    after it."""
+    """The interpreter's GIL switch interval set to ``seconds`` inside the block (None: unchanged), and put back
+    after it unless someone set another meanwhile (two imports overlapping in one process: whichever ends, the
+    interval ends as it was before both)."""
     if seconds is None:
         yield
         return
     before = sys.getswitchinterval()
     sys.setswitchinterval(seconds)
+    mine = sys.getswitchinterval()
     try:
         yield
     finally:
-        sys.setswitchinterval(before)
+        if sys.getswitchinterval() == mine:
+            sys.setswitchinterval(before)
 
 
 async def _pipelined(batches: Iterator[B], screen: Callable[[B], Awaitable[S]],
                      write: Callable[[B, S], Awaitable[None]], *, ahead: int = 1) -> None:
-    """``write`` each batch in order while the next ``ahead`` ones are screened (each screening starts once the
-    one before it has started: a screen that reads what the previous one left, as the sessions' does, keeps
-    ``ahead`` at 1)."""
+    """``write`` each batch in order while the next ``ahead`` ones are screened. With ``ahead`` 1 a batch's
+    screening starts once the one before it has finished (the sessions' screen reads what the previous one
+    left); with more, several run at once."""
     pending: deque[tuple[B, asyncio.Future[S]]] = deque()
 
     def top_up() -> None:

@@ -89,3 +89,18 @@ def test_the_gil_switch_interval_is_set_inside_and_restored_after_even_on_error(
     assert sys.getswitchinterval() == before
     with gil_switch(None):
         assert sys.getswitchinterval() == before
+
+
+@pytest.mark.parametrize("first_ends_first", [True, False])
+def test_overlapping_imports_leave_the_interval_as_it_was_before_both(first_ends_first: bool) -> None:
+    import sys
+
+    from app.write.bulk import gil_switch
+
+    before = sys.getswitchinterval()
+    a, b = gil_switch(0.0005), gil_switch(0.0005)
+    a.__enter__()
+    b.__enter__()
+    for cm in ((a, b) if first_ends_first else (b, a)):
+        cm.__exit__(None, None, None)
+    assert sys.getswitchinterval() == before
