@@ -90,6 +90,7 @@ class BatchDedup:
         self._usable = np.zeros(0, dtype=bool)  # current and with a vector
         self._layer = np.zeros(0, dtype=np.int8)  # index in _LAYER_CODES
         self._digest = np.zeros(0, dtype=object)
+        self._ids = np.zeros(0, dtype=np.int64)  # block ids (ties among equal cosines go to the lower one)
 
     @property
     def fetch_k(self) -> int:
@@ -112,10 +113,18 @@ class BatchDedup:
             a64 = embedding.astype(np.float64)
             den = np.sqrt(np.dot(a64, a64) * self._sq[idx])
             with np.errstate(divide="ignore", invalid="ignore"):
-                cos = np.where(den > 0, (self._mat[idx] @ a64) / den, np.nan).astype(np.float32)
+                cos = np.where(den > 0, (self._mat[:n_rows] @ a64)[idx] / den, np.nan).astype(np.float32)
             same = self._digest[idx] == digest
             # In row order, as the rows are met; the threshold compared in float64, as a Python float compares.
-            pick = np.flatnonzero((cos.astype(np.float64) >= cfg.min_cosine) | same)
+            above = cos.astype(np.float64) >= cfg.min_cosine
+            pick = np.flatnonzero(above | same)
+            if int(above.sum()) > cfg.candidates:
+                # Of the rows above the floor (0.20: most of a batch's blocks), only the k best can be kept, and
+                # those of the same hash whatever their rank: no Candidate is made for the others (making them all
+                # was a tenth of the bulk path's critical thread). Ranked as ``near`` is sorted below.
+                up = np.flatnonzero(above)
+                best = up[np.lexsort((self._ids[idx[up]], -cos[up]))[: cfg.candidates]]
+                pick = np.union1d(best, np.flatnonzero(same))
             for n, value, is_same in zip(idx[pick].tolist(), cos[pick].tolist(), same[pick].tolist(), strict=True):
                 b = self._blocks[n]
                 c = Candidate(b.block_id, value, b.kind, b.category, b.content, b.fingerprint, bool(is_same))
@@ -159,8 +168,10 @@ class BatchDedup:
             self._blocks.append(block)
             if row >= len(self._usable):
                 cap = max(2 * len(self._usable), 64)
-                self._usable, self._layer, self._digest = (_grown(self._usable, cap), _grown(self._layer, cap),
-                                                           _grown(self._digest, cap))
+                self._usable, self._layer, self._digest, self._ids = (
+                    _grown(self._usable, cap), _grown(self._layer, cap), _grown(self._digest, cap),
+                    _grown(self._ids, cap))
+            self._ids[row] = block.block_id
         self._usable[row] = block.current and block.embedding is not None
         self._layer[row] = next((n for n, kinds in enumerate(LAYERS.values()) if block.kind in kinds), -1)
         self._digest[row] = block.digest

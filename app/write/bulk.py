@@ -4,7 +4,8 @@
 turns) and write each batch in one transaction, exactly as one ``remember`` / ``append_turns`` call would: every
 gate, one embedding call, one candidate query, Dedup in order (app/write/batch.py), one insert, audit rows and one
 graph job (built later by the worker, as for any write). While a batch is decided and written, the next one is
-screened (normalized, gated, embedded) in a worker thread: the embedder and PostgreSQL then work at the same time.
+screened (normalized, gated, embedded) in a worker thread: the embedder and PostgreSQL then work at the same time
+(memories: the next two, ``BulkConfig.screen_ahead``).
 Dedup's nearest blocks come from an in-memory copy of the vault's vectors (app/write/mirror.py: one exact matrix
 product per batch below 20,000 blocks, an HNSW graph above), not from the database's scan. So the import needs no
 HNSW index: a vault without one gets it once, after the import (what the worker's job would do within a minute;
@@ -23,7 +24,10 @@ imported sessions (nobody is talking in them).
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -53,6 +57,16 @@ class BulkConfig:
     # instead of the database's scan (app/write/mirror.py); False: the database's, as an API call.
     vector_mirror: bool = True
     mirror: MirrorConfig = MirrorConfig()  # how the mirror searches (exact below a size, an HNSW graph above)
+    # Batches of memories screened ahead of the one being written (sessions: 1, their screen reads the turns the
+    # previous one archived). With one, a batch whose decisions go fast (few merges) waits for the next screen
+    # while a slow one leaves the screening thread idle; two let the screen run ahead through the slow batches.
+    screen_ahead: int = 2
+    # The interpreter's GIL switch interval while an import runs (None: left as it is). A batch is decided on the
+    # event loop's thread in many short steps that release the GIL (numpy, the driver's I/O), while the next
+    # batches' gates run pure Python in the model threads: at the default 5 ms each release cost the loop up to
+    # 5 ms to get the GIL back (BatchDedup.candidates, 0.05 ms of CPU an item, took 0.40 ms of wall against one
+    # busy Python thread; 0.23 at 1 ms, 0.10-0.14 at 0.2 ms).
+    gil_switch_s: float | None = 0.0005
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +133,8 @@ class BulkIngest:
             out.extend(replace(r, index=base + r.index) for r in results)
             await self._after_batch(vault, len(batch), progress, defer_index)
 
-        await _pipelined(batches(), screen, write)
+        with gil_switch(self.config.gil_switch_s):
+            await _pipelined(batches(), screen, write, ahead=self.config.screen_ahead)
         await self._build_index(vault)
         return out
 
@@ -182,7 +197,8 @@ class BulkIngest:
                     await self.sessions_track.close(vault, part.session_id, mirror=mirror)
             await self._after_batch(vault, sum(len(p.turns) for p in parts), progress, defer_index)
 
-        await _pipelined(self._session_batches(sessions, one_session=close), screen, write)
+        with gil_switch(self.config.gil_switch_s):
+            await _pipelined(self._session_batches(sessions, one_session=close), screen, write)
         await self._build_index(vault)
         return list(out.values())
 
@@ -240,20 +256,47 @@ class BulkIngest:
             progress(done)
 
 
+@contextmanager
+def gil_switch(seconds: float | None) -> Iterator[None]:
+    """The interpreter's GIL switch interval set to ``seconds`` inside the block (None: unchanged), and put back
+    after it unless someone set another meanwhile (two imports overlapping in one process: whichever ends, the
+    interval ends as it was before both)."""
+    if seconds is None:
+        yield
+        return
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(seconds)
+    mine = sys.getswitchinterval()
+    try:
+        yield
+    finally:
+        if sys.getswitchinterval() == mine:
+            sys.setswitchinterval(before)
+
+
 async def _pipelined(batches: Iterator[B], screen: Callable[[B], Awaitable[S]],
-                     write: Callable[[B, S], Awaitable[None]]) -> None:
-    """``write`` each batch in order while the next one is screened."""
-    current = next(batches, None)
-    pending = asyncio.ensure_future(screen(current)) if current is not None else None
-    while current is not None and pending is not None:
-        screened = await pending
-        following = next(batches, None)
-        pending = asyncio.ensure_future(screen(following)) if following is not None else None
-        try:
+                     write: Callable[[B, S], Awaitable[None]], *, ahead: int = 1) -> None:
+    """``write`` each batch in order while the next ``ahead`` ones are screened. With ``ahead`` 1 a batch's
+    screening starts once the one before it has finished (the sessions' screen reads what the previous one
+    left); with more, several run at once."""
+    pending: deque[tuple[B, asyncio.Future[S]]] = deque()
+
+    def top_up() -> None:
+        while len(pending) < ahead:
+            following = next(batches, None)
+            if following is None:
+                return
+            pending.append((following, asyncio.ensure_future(screen(following))))
+
+    try:
+        top_up()
+        while pending:
+            current, screening = pending.popleft()
+            screened = await screening
+            top_up()
             await write(current, screened)
-        except BaseException:
-            if pending is not None:
-                pending.cancel()
-                await asyncio.gather(pending, return_exceptions=True)
-            raise
-        current = following
+    except BaseException:
+        for _, left in pending:
+            left.cancel()
+        await asyncio.gather(*(left for _, left in pending), return_exceptions=True)
+        raise

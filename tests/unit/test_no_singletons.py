@@ -51,6 +51,7 @@ ALLOWED = {
     "app.safety.ruleset:_scan_all": "pure: text -> tuple of frozen RuleHits",
     "app.safety.ruleset:_scan": "pure: (text, depth) -> tuple of frozen RuleHits",
     "app.models.tasks.text:_has_any": "pure: (text, cues) -> tuple of the cues found",
+    "app.models.tasks.resolve_conflict:_triples": "pure: text -> tuple of its heuristic triples (NamedTuples)",
     "app.models.tasks.text:_cue_patterns": "pure: cues -> their compiled patterns (re's own cache, per list)",
     "app.models.tasks.text:stem": "pure: word -> its stem (a str)",
     "app.models.tasks.speech:_fold": "pure: text -> it lower-cased without accents (a str)",

@@ -7,7 +7,8 @@ The model only decides; the dedup gate and the dream loop apply the decision in 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from functools import lru_cache
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -169,6 +170,25 @@ def _names(text: str) -> set[str]:
     return {w for w in out if w}
 
 
+class _Fact(NamedTuple):
+    """A heuristic triple as the rules below compare it (frozen, so :func:`_triples` may keep it)."""
+
+    subject: str
+    predicate: str
+    object: str
+    negated: bool
+
+
+@lru_cache(maxsize=8192)
+def _triples(text: str) -> tuple[_Fact, ...]:
+    """The heuristic triples of ``text`` (the user speaking). Dedup asks :func:`same_slot` of an item once per
+    candidate, and a block is a candidate of many items: extracting them every time was a quarter of the bulk
+    path's critical thread (holding the GIL) at 10-20k memories, so the last answers are kept (the same text gives
+    the same triples)."""
+    return tuple(_Fact(t.subject, t.predicate, t.object, t.negated)
+                 for t in extract_triples_heuristic(ExtractTriplesInput(text=text)).triples)
+
+
 def same_slot(old: str, new: str, similarity: float | None) -> str | None:
     """Why ``new`` replaces ``old`` (see SLOT_MIN_COSINE above), or None. Requires a change cue in ``new``: a
     switch (SWITCH_CUES) for "is" triples and for a shared word, any for another single-valued triple."""
@@ -176,8 +196,8 @@ def same_slot(old: str, new: str, similarity: float | None) -> str | None:
     if not cues or similarity is None or similarity < SLOT_MIN_COSINE:
         return None
     switches = has_any(new, SWITCH_CUES)
-    tr_old = extract_triples_heuristic(ExtractTriplesInput(text=old)).triples
-    tr_new = extract_triples_heuristic(ExtractTriplesInput(text=new)).triples
+    tr_old = _triples(old)
+    tr_new = _triples(new)
     for a in tr_old:
         for b in tr_new:
             same_pred = a.predicate == b.predicate or {a.predicate, b.predicate} <= LOCATION
@@ -245,8 +265,8 @@ def resolve_conflict_heuristic(payload: ResolveConflictInput) -> ResolveConflict
             which = "the new text adds nothing" if t_new <= t_old else "the new text adds detail"
             return ResolveConflictOutput(action="MERGE", confidence=0.8, reason=f"subset: {which}")
 
-    tr_old = extract_triples_heuristic(ExtractTriplesInput(text=old)).triples
-    tr_new = extract_triples_heuristic(ExtractTriplesInput(text=new)).triples
+    tr_old = _triples(old)
+    tr_new = _triples(new)
     for a in tr_old:
         for b in tr_new:
             if a.subject.lower() != b.subject.lower():
