@@ -170,10 +170,6 @@ class Settings(BaseSettings):
                                         "long and none started meanwhile (the queue is stalled).")
     max_content_chars: int = 20_000
     max_batch_items: int = 500
-    dedup_snapshot: bool = Field(default=True, description="Dedup reads a vault's nearest blocks before the "
-                                 "vault's write lock and only what changed since under it (app/write/snapshot.py): "
-                                 "the lock is held about half as long; it costs ~1 ms of PostgreSQL CPU more a "
-                                 "turn when 4 writers share a vault. False: the whole read under the lock.")
     max_body_bytes: int = Field(default=12_000_000, description="Largest request body (413 beyond); a full batch of "
                                 "max_batch_items memories of max_content_chars fits.")
     max_import_bytes: int = Field(default=2_000_000_000, description="Largest body of POST /v1/vaults/{v}/import.")

@@ -343,15 +343,6 @@ SELECT memvault.audit_v1(%s, %s::jsonb);
 -- app/write/pipeline.py
 SELECT * FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real);
 
--- dedup_nearest_snapshot --
--- app/write/snapshot.py: each item's nearest blocks before the vault's write lock, and the snapshot's xmin
-SELECT * FROM memvault.dedup_nearest_snapshot_v1(%s, %b, %s, %s, %s::integer, %s::real);
-
--- dedup_candidates_since --
--- app/write/pipeline.py: under the vault's write lock, v3's rows from the snapshot's pairs and what changed since
-SELECT * FROM memvault.dedup_candidates_since_v1(%s, %s::bigint, %s::integer[], %s::bigint[], %s::boolean[],
-                                                 %s::integer, %b, %s, %s, %s::integer, %s::real);
-
 -- dedup_candidate_rows --
 -- app/write/pipeline.py: the rows for the pairs the bulk path's vector mirror found
 SELECT * FROM memvault.dedup_candidate_rows_v1(%s, %s::integer[], %s::bigint[], %b, %s, %s, %s::integer, %s::real);

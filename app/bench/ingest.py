@@ -504,13 +504,11 @@ def _result(services: Services, path: str, clock: Any, close_clock: Any, decisio
         "close_ms_per_session": round(close_s * 1000 / len(sessions), 2) if close_s is not None and sessions
         else None,
         "wall_s": round(wall_s, 2),
-        "stage_ms_per_turn": {st: round(clock.seconds[st] * 1000 / turns, 3)
-                              for st in (*STAGES, *(st for st in clock.seconds if st not in STAGES))
-                              if st in clock.seconds and turns and not st.startswith("lock.")},
+        "stage_ms_per_turn": {st: round(clock.seconds[st] * 1000 / turns, 3) for st in STAGES
+                              if st in clock.seconds and turns},
         "unstaged_ms_per_turn": round((append_s - staged) * 1000 / turns, 3) if turns else 0.0,
         "close_stage_ms_per_session": {st: round(close_clock.seconds[st] * 1000 / len(sessions), 2)
-                                       for st in (*STAGES, *CLOSE_STAGES, "dedup.reads")
-                                       if st in close_clock.seconds} if close_s is not None and sessions else None,
+                                       for st in STAGES + CLOSE_STAGES if st in close_clock.seconds} if close_s is not None and sessions else None,
         "requeries": requeries,
         # The vault's write lock (app/write/serial.py): ms each transaction held it (until its commit ended) and
         # waited for it, averaged over the appends' and the closes' transactions, and the hold per turn.

@@ -32,8 +32,6 @@ from app.write.mirror import VectorMirror
 from app.write.provenance import SOURCE_KINDS, trust_for
 from app.worker.catalogue import defer_graph_build
 from app.write.serial import ModelAnswers, locked_write
-from app.write.snapshot import SPARE as SNAPSHOT_SPARE
-from app.write.snapshot import NearSnapshot
 from app.write.timing import NO_CLOCK, StageClock
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -87,7 +85,6 @@ class _Prepared:
     tokens: int = 0
     ruleset_version: str | None = None
     gate_detail: dict[str, Any] | None = None
-    snapshot: NearSnapshot | None = None  # its batch's nearest blocks, read before the lock (app/write/snapshot.py)
 
 
 class WriteTrack:
@@ -154,29 +151,12 @@ class WriteTrack:
             t_commit = time.perf_counter()
             return out
 
-        if mirror is None and self.services.settings.dedup_snapshot:  # the whole-vault read, before the lock
-            await self.read_snapshot(vault, prepared)  # (app/write/snapshot.py)
         # A rehearsal reads the candidates once more: worth it when several items may ask (one asks once anyway).
         several = sum(p.rejected is None for p in prepared) > 1
         out = await locked_write(self.services.db, vault.id, answers, run, rehearse if several else None,
                                  held=None if self.clock is NO_CLOCK else self._held)
         self.clock.add("commit", time.perf_counter() - t_commit)
         return out
-
-    async def read_snapshot(self, vault: Vault, prepared: list[_Prepared]) -> None:
-        """Each passing item's nearest blocks as the vault is now, with the snapshot they were read on: under the
-        lock, :meth:`decide` then reads only what changed since (app/write/snapshot.py)."""
-        passing = [p for p in prepared if p.rejected is None]
-        if not passing:
-            return
-        k = BatchDedup(self.dedup.config, self.spare).fetch_k + SNAPSHOT_SPARE
-        rows = await self.services.db.fetchall(
-            Q.dedup_nearest_snapshot, (vault.id, [p.embedding for p in passing], [p.digest for p in passing],
-                                       [layer_of(p.item.kind) for p in passing], k, self.dedup.config.min_cosine),
-            vault_id=vault.id)
-        snapshot = NearSnapshot.from_rows(rows, k)
-        for p in passing:
-            p.snapshot = snapshot
 
     def _held(self, waited: float, held: float) -> None:
         """A transaction's wait for the vault's write lock and its hold of it (until its commit), for a benchmark."""
@@ -228,18 +208,11 @@ class WriteTrack:
             if mirror is not None:
                 assert conn is not None, "the vector mirror reads the vault on the batch's transaction"
                 await mirror.refresh(conn, vault.id)
-            ids = await self._fetch(Q.allocate_block_ids, (len(passing),), vault, conn, wait=False)
-        batch = BatchDedup(self.dedup.config, self.spare)
-        snapshot = passing[0].snapshot
-        if rehearsal or conn is None or mirror is not None or any(p.snapshot is not snapshot for p in passing):
-            snapshot = None
-        # Under the lock the ids and the candidates travel in one round trip (the connection is pipelined).
-        with self.clock("dedup.reads"):
-            rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k, mirror, snapshot)
-            if not isinstance(ids, list):
-                ids = await ids.fetchall()
+            ids = await self._fetch(Q.allocate_block_ids, (len(passing),), vault, conn)
         for p, row in zip(passing, ids, strict=True):
             p.block_id = int(row["id"])
+        batch = BatchDedup(self.dedup.config, self.spare)
+        rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k, mirror)
         for n, p in enumerate(passing):
             assert p.embedding is not None
             candidates = batch.candidates(p.item.kind, p.embedding, p.digest, rows.get(n, []), batch.fetch_k)
@@ -377,32 +350,20 @@ class WriteTrack:
         p.fingerprint = simhash(p.normalized)
         p.digest = content_hash(p.normalized)
 
-    async def _fetch(self, query: str, params: Any, vault: Vault, conn: psycopg.AsyncConnection | None, *,
-                     wait: bool = True) -> Any:
-        """The rows of ``query``; on ``conn`` with ``wait`` False, its cursor, to fetch from after later statements
-        were sent (one round trip for several on a pipelined connection)."""
+    async def _fetch(self, query: str, params: Any, vault: Vault, conn: psycopg.AsyncConnection | None) -> list[dict]:
         if conn is not None:
-            cur = await conn.execute(query, params)
-            return await cur.fetchall() if wait else cur
+            return await (await conn.execute(query, params)).fetchall()
         return await self.services.db.fetchall(query, params, vault_id=vault.id)
 
     async def _candidate_rows(self, vault: Vault, passing: list[_Prepared], conn: psycopg.AsyncConnection | None,
-                              k: int, mirror: VectorMirror | None = None, snapshot: NearSnapshot | None = None
-                              ) -> dict[int, list[CandidateRow]]:
-        """Each item's nearest current blocks (k of them at most) and exact-hash hits, by position in ``passing``;
-        from ``snapshot`` and what changed since (app/write/snapshot.py) when one was read for ``passing``."""
+                              k: int, mirror: VectorMirror | None = None) -> dict[int, list[CandidateRow]]:
+        """Each item's nearest current blocks (k of them at most) and exact-hash hits, by position in ``passing``."""
         # %b: the vectors travel in binary (500 of 512-d: 9 ms; as text, psycopg formats them in 430 ms).
         vectors = [p.embedding for p in passing]
         digests, layers = [p.digest for p in passing], [layer_of(p.item.kind) for p in passing]
-        if snapshot is not None:
-            assert snapshot.k == k + SNAPSHOT_SPARE, "the snapshot was read for another k"
-            items, ids, full = snapshot.params(len(passing))
-            query = Q.dedup_candidates_since
-            params: tuple = (vault.id, snapshot.since, items, ids, full, SNAPSHOT_SPARE, vectors, digests, layers, k,
-                             self.dedup.config.min_cosine)
-        elif mirror is None:
+        if mirror is None:
             query = Q.dedup_candidates
-            params = (vault.id, vectors, digests, layers, k, self.dedup.config.min_cosine)
+            params: tuple = (vault.id, vectors, digests, layers, k, self.dedup.config.min_cosine)
         else:
             items, ids = mirror.nearest(vectors, layers, k + MIRROR_SPARE, self.dedup.config.min_cosine)
             query = Q.dedup_candidate_rows

@@ -98,20 +98,14 @@ class SessionTrack:
             async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers,
                            before: str | None = before, where: list[int] = where,
                            prepared: list = prepared) -> TurnsResult:
-                # Sent together with Dedup's reads (one round trip under the lock: the connection is pipelined);
-                # the chunks' turn ids are needed only by the apply.
-                latest = await conn.execute(Q.last_turn, (vault.id, session_id))
-                archived = await conn.execute(Q.append_turns, (vault.id, session_id, _archive_payload(turns)))
-                if prepared:
-                    await self.write.decide(vault, prepared, conn, answers=answers)
-                row = await latest.fetchone()
-                if (row["content"] if row else None) != before:
+                if await last_turn(conn, vault, session_id) != before:
                     raise _ContextMoved
-                ids, reopened = await _archived(archived)
+                ids, reopened = await archive_turns(conn, vault, session_id, turns)
                 for p in prepared:
                     p.item = replace(p.item, turn_ids=(ids[where[p.index]],))
                 results = []
                 if prepared:
+                    await self.write.decide(vault, prepared, conn, answers=answers)
                     results = await self.write.apply(conn, vault, prepared)
                 result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=reopened)
                 # The Slow Thinker predicts the next questions in the background (one queued job per session).
@@ -275,20 +269,20 @@ class SessionTrack:
                 raise InvalidInput(f"turn {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
 
 
+async def last_turn(conn: psycopg.AsyncConnection, vault: Vault, session_id: str) -> str | None:
+    """The content of the session's latest archived turn (None for a new session)."""
+    cur = await conn.execute(Q.last_turn, (vault.id, session_id))
+    row = await cur.fetchone()
+    return row["content"] if row else None
+
+
 async def archive_turns(conn: psycopg.AsyncConnection, vault: Vault, session_id: str,
                         turns: Sequence[TurnIn]) -> tuple[list[int], bool]:
     """Archive turns verbatim (the session row is created on its first turn, a closed one reopens); their ids in
     order, and whether they reopened the session."""
-    cur = await conn.execute(Q.append_turns, (vault.id, session_id, _archive_payload(turns)))
-    return await _archived(cur)
-
-
-def _archive_payload(turns: Sequence[TurnIn]) -> str:
-    return json.dumps([{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns])
-
-
-async def _archived(cur: psycopg.AsyncCursor) -> tuple[list[int], bool]:
-    """What ``append_turns`` returned: the archived turns' ids in order, and whether they reopened the session."""
+    payload = [{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns]
+    cur = await conn.execute(Q.append_turns,
+                             (vault.id, session_id, json.dumps(payload)))
     rows = await cur.fetchall()
     return [r["turn_id"] for r in rows], bool(rows and rows[0]["reopened"])
 
