@@ -15,12 +15,15 @@ CREATE OR REPLACE FUNCTION memvault.recency_boost_v1(p_age_days double precision
     RETURN 1 + p_w * exp(-least(greatest(p_age_days, 0) / p_tau_days, 700));
 
 -- A date value of the write track's TemporalNormalizer (a block's norm_spans: YYYY-MM-DD, YYYY-MM-DDTHH:MM,
--- YYYY-Www, YYYY-MM, YYYY; wall-clock values, read as UTC) as the span of time it names; null for anything else.
+-- YYYY-Www, YYYY-MM, YYYY; wall-clock values, read as UTC) as the span of time it names; null for anything else,
+-- a day the calendar does not have included: an export edited by hand can import "2023-02-30" into norm_spans, and
+-- to_date would raise on it in the middle of a recall (pg_input_is_valid asks the date type instead).
 CREATE OR REPLACE FUNCTION memvault.iso_span_v1(p_value text)
     RETURNS tstzrange
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
-        WHEN p_value ~ '^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])($|T)' THEN
+        WHEN p_value ~ '^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])($|T)'
+             AND pg_catalog.pg_input_is_valid(substr(p_value, 1, 10), 'date') THEN
             tstzrange(to_date(substr(p_value, 1, 10), 'YYYY-MM-DD')::timestamp AT TIME ZONE 'UTC',
                       (to_date(substr(p_value, 1, 10), 'YYYY-MM-DD') + 1)::timestamp AT TIME ZONE 'UTC')
         WHEN p_value ~ '^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$' THEN

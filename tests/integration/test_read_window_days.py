@@ -118,3 +118,20 @@ async def test_scoring_with_a_timeframe_is_unchanged_and_asks_named_memories_onl
                                "%s::jsonb, 100)", args).fetchall()
             assert new == old and len(new) == len(ids), (start, end)
             assert after - calls == (named if start else 0), (start, end)  # only the memories that name something
+
+
+def test_a_day_the_calendar_does_not_have_names_nothing(db_url: str) -> None:
+    """norm_spans come from the write track's normalizer (real days only) but also from an imported export, which
+    a person may have edited: "2023-02-30" must name nothing, not raise in the middle of a recall."""
+    spans = ["2023-02-30", "2023-04-31T10:00", "0000-01-01", "2024-02-29", "2023-06-02"]
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute("SELECT v, memvault.iso_span_v1(v) IS NOT NULL FROM unnest(%s::text[]) v",
+                            (spans,)).fetchall()
+        days = conn.execute(
+            "SELECT memvault.window_days_v1(%s, %s::jsonb, %s, %s)",
+            (datetime(2023, 1, 1, tzinfo=UTC), json.dumps([{"kind": "date", "value": "2023-02-30"},
+                                                            {"kind": "date", "value": "2023-06-02"}]),
+             datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 8, tzinfo=UTC))).fetchone()[0]
+    assert dict(rows) == {"2023-02-30": False, "2023-04-31T10:00": False, "0000-01-01": False,
+                          "2024-02-29": True, "2023-06-02": True}
+    assert days == 0.0  # the real day in the window still counts; the impossible one is passed over
