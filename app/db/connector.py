@@ -290,13 +290,27 @@ class Database:
                     await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
                 yield
                 await conn.execute("COMMIT")
-        finally:
-            # An error left the transaction open (a broken connection is UNKNOWN: the pool discards it).
-            if conn.pgconn.transaction_status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
-                await conn.execute("ROLLBACK")
-            conn.prepare_threshold = threshold
-            if not conn.broken:
-                await conn.set_autocommit(False)
+        except BaseException:
+            # The error to report is this one: cleaning up after it must not replace it. A server restarting under
+            # a pipeline can leave the connection busy, and psycopg then refused set_autocommit with a
+            # ProgrammingError, which turned the restart's 503 into a 500. A connection that cannot be reset is
+            # closed: the pool discards it.
+            try:
+                await Database._reset(conn, threshold)
+            except psycopg.Error:
+                await conn.close()
+            raise
+        await Database._reset(conn, threshold)
+
+    @staticmethod
+    async def _reset(conn: psycopg.AsyncConnection, threshold: int | None) -> None:
+        """A pipelined transaction's connection as the pool lends it: no transaction open (a broken connection is
+        UNKNOWN: the pool discards it), psycopg's own transactions and prepared statements back on."""
+        if conn.pgconn.transaction_status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
+            await conn.execute("ROLLBACK")
+        conn.prepare_threshold = threshold
+        if not conn.broken:
+            await conn.set_autocommit(False)
 
     @asynccontextmanager
     async def _begun(self) -> AsyncIterator[psycopg.AsyncConnection]:
