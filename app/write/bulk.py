@@ -4,8 +4,9 @@
 turns) and write each batch in one transaction, exactly as one ``remember`` / ``append_turns`` call would: every
 gate, one embedding call, one candidate query, Dedup in order (app/write/batch.py), one insert, audit rows and one
 graph job (built later by the worker, as for any write). While a batch is decided and written, the next one is
-screened (normalized, gated, embedded) in a worker thread: the embedder and PostgreSQL then work at the same time
-(memories: the next two, ``BulkConfig.screen_ahead``).
+screened (normalized, gated, embedded) in a worker thread, or in a process of its own (``BulkConfig.screen_process``,
+app/write/screen_process.py: the pure-Python gates then no longer share the GIL with the decisions): the embedder and
+PostgreSQL then work at the same time (memories: the next two, ``BulkConfig.screen_ahead``).
 Dedup's nearest blocks come from an in-memory copy of the vault's vectors (app/write/mirror.py: one exact matrix
 product per batch below 20,000 blocks, an HNSW graph above), not from the database's scan. So the import needs no
 HNSW index: a vault without one gets it once, after the import (what the worker's job would do within a minute;
