@@ -71,9 +71,11 @@ class BulkConfig:
     # busy Python thread; 0.23 at 1 ms, 0.10-0.14 at 0.2 ms).
     gil_switch_s: float | None = 0.0005
     # Screen the batches (validate, normalize, embed, gates) in a process of its own (app/write/screen_process.py)
-    # instead of the model threads: the writer's GIL then serves the decisions alone. The child costs a start
-    # (~2 s: its imports, the embedder, the gates) and its own copy of the embedder.
-    screen_process: bool = False
+    # instead of the model threads: the writer's GIL then serves the decisions alone. 100k short memories, batches
+    # of 500, three pairs against the threads started back to back on the shared machine (docs/benchmarks.md):
+    # 282 / 613 / 580 memories/s against 268 / 371 / 453, the same decisions, the same CPU a memory. The child
+    # costs a start (~2 s: its imports, the embedder, the gates) and ~560 MB resident (its own embedder).
+    screen_process: bool = True
 
 
 @dataclass(frozen=True, slots=True)
