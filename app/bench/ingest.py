@@ -25,6 +25,7 @@ import functools
 import json
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,9 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--exact-below", dest="exact_below", type=int, default=None,
                    help="bulk path: the vault size from which the vector mirror searches through its HNSW graph "
                         "(default MirrorConfig's; a number above the run's size keeps every search exact)")
+    p.add_argument("--screen", choices=("thread", "process"), default=None,
+                   help="bulk path: screen the batches (normalize, embed, gates) in the model threads or in a "
+                        "process of its own (default: BulkConfig's)")
     p.add_argument("--save-decisions", dest="save_decisions", type=Path,
                    help="--memories: write each memory's decision and target (the memory that made it) here")
     p.add_argument("--compare-decisions", dest="compare_decisions", type=Path,
@@ -86,7 +90,8 @@ def handler(args: argparse.Namespace) -> int:
 
         sentences, _ = corpus(args.longmemeval, args.locomo)
         result = run_bench(lambda services: run_bulk_memories(services, list(texts(sentences, args.memories)),
-                                                              batch=args.batch, mirror=_mirror_config(args)),
+                                                              batch=args.batch, mirror=_mirror_config(args),
+                                                              screen=args.screen),
                            settings)
         per_item = result.pop("per_item")
         if args.save_decisions:
@@ -106,10 +111,11 @@ def handler(args: argparse.Namespace) -> int:
                                           in_flight=args.in_flight, save_rows=args.save_rows)
         if args.path in ("bulk", "both"):
             mirror = _mirror_config(args)
-            out["bulk"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=False, mirror=mirror)
+            out["bulk"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=False, mirror=mirror,
+                                         screen=args.screen)
             if args.close_sessions:
                 out["bulk_close"] = await run_bulk(services, sessions, batch=args.batch, close_sessions=True,
-                                                   mirror=mirror)
+                                                   mirror=mirror, screen=args.screen)
         return out
 
     result = run_bench(core, settings)
@@ -326,7 +332,7 @@ async def _run_ingest_concurrent(services: Services, sessions: list[Session], *,
 
 
 async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 256, close_sessions: bool = False,
-                   show_progress: bool = True, mirror: Any = None) -> dict[str, Any]:
+                   show_progress: bool = True, mirror: Any = None, screen: str | None = None) -> dict[str, Any]:
     """The bulk path (app/write/bulk.py) into a fresh vault; with ``close_sessions`` each session is closed after
     its turns."""
     from app.bench.cpu import CpuMeter
@@ -336,7 +342,7 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
     from app.write.timing import StageClock
 
     clock, close_clock = StageClock(), StageClock()
-    bulk = BulkIngest(services, _bulk_config(batch, mirror), clock=clock)
+    bulk = BulkIngest(services, _bulk_config(batch, mirror, screen), clock=clock)
     instrument(bulk.sessions_track, clock)
     closer = SessionTrack(services, clock=close_clock)
     close_s = 0.0
@@ -378,7 +384,7 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
 
 
 async def run_bulk_memories(services: Services, texts: list[str], *, batch: int = 256,
-                            show_progress: bool = True, mirror: Any = None) -> dict[str, Any]:
+                            show_progress: bool = True, mirror: Any = None, screen: str | None = None) -> dict[str, Any]:
     """Short memories through the bulk path into a fresh vault: the rate overall and for each tenth of the run."""
     from datetime import UTC, datetime, timedelta
 
@@ -392,7 +398,7 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
     items = [WriteItem(content=t, said_at=start + timedelta(minutes=7 * i), source_kind="user" if i % 2 == 0
                        else "assistant", session_id=f"mem-{i // 40}") for i, t in enumerate(texts)]
     clock = StageClock()
-    bulk = BulkIngest(services, _bulk_config(batch, mirror), clock=clock)
+    bulk = BulkIngest(services, _bulk_config(batch, mirror, screen), clock=clock)
     instrument(bulk.sessions_track, clock)
     n = len(items)
     bar = progress(n, "ingest memories", unit="mem") if show_progress else None
@@ -413,6 +419,10 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             "memories": n, "batch": batch, "wall_s": round(wall_s, 1),
             "memories_per_s": round(n / wall_s, 1) if wall_s else 0.0, "per_s_by_tenth": tenths,
             "after_last_batch_s": round(wall_s - marks.marks[-1][1], 1),
+            "write_phase_per_s": round(n / marks.marks[-1][1], 1) if marks.marks[-1][1] else 0.0,
+            "screen": "process" if bulk.config.screen_process else "thread",
+            "screen_process_rss_mb": round(bulk.screen_process.rss_kb / 1024, 1)
+            if bulk.screen_process is not None and bulk.screen_process.rss_kb else None,
             "stage_ms_per_memory": {st: round(clock.seconds[st] * 1000 / n, 3) for st in STAGES
                                     if st in clock.seconds},
             "requeries": bulk.write.requeries, "decisions": dict(Counter(r.decision for r in results)),
@@ -420,11 +430,12 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             "embedder": services.embedder.name, "llm": services.settings.llm}
 
 
-def _bulk_config(batch: int, mirror: Any) -> Any:
+def _bulk_config(batch: int, mirror: Any, screen: str | None = None) -> Any:
     from app.write.bulk import BulkConfig
     from app.write.mirror import MirrorConfig
 
-    return BulkConfig(batch_items=batch, mirror=mirror or MirrorConfig())
+    config = BulkConfig(batch_items=batch, mirror=mirror or MirrorConfig())
+    return config if screen is None else replace(config, screen_process=screen == "process")
 
 
 def _mirror_note(m: Any) -> str:
@@ -468,6 +479,8 @@ def format_memories(r: dict[str, Any]) -> str:
              f"  {r['memories_per_s']:.1f} memories/s ({r['wall_s']:.1f} s, of which {r['after_last_batch_s']:.1f} s "
              f"after the last batch: the vault's HNSW index); by tenth of the run (the vault growing): "
              f"{' / '.join(str(x) for x in r['per_s_by_tenth'])}",
+             f"  while writing (to the last batch's commit, without the index build): "
+             f"{r['write_phase_per_s']:.1f} memories/s; screened in {_screen_note(r)}",
              f"    {'stage':<28}{'ms/memory':>10}"]
     lines += [f"    {st:<28}{ms:>10.3f}" for st, ms in r["stage_ms_per_memory"].items()]
     lines.append(f"    decisions: {', '.join(f'{k} {v}' for k, v in sorted(r['decisions'].items()))}")
@@ -477,6 +490,13 @@ def format_memories(r: dict[str, Any]) -> str:
                      f"{d['target']} more the same way against another memory's block")
     lines.append(_cpu_line(r.get("cpu_ms_per_memory"), "memory", "memories"))
     return "\n".join(lines)
+
+
+def _screen_note(r: dict[str, Any]) -> str:
+    if r["screen"] != "process":
+        return "the writer's model threads"
+    rss = r.get("screen_process_rss_mb")
+    return "a process of its own" + (f" ({rss:.0f} MB resident at the end)" if rss else "")
 
 
 def _cpu_line(cpu: dict[str, Any] | None, unit: str, units: str) -> str:

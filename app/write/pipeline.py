@@ -11,26 +11,24 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
-from quicktok import count_batch, get_encoding
+from quicktok import get_encoding
 
 from app.db.queries import Q
-from app.errors import InvalidInput, PayloadTooLarge
 from app.services import Services
 from app.vaults import Vault
+from app.worker.catalogue import defer_graph_build
 from app.write.batch import BatchBlock, BatchDedup, CandidateRow, layer_of
-from app.write.dedup import Ask, Candidate, Dedup, DedupConfig, Verdict
+from app.write.dedup import Ask, Candidate, Dedup, DedupConfig
 from app.write.fingerprint import content_hash, simhash
-from app.write.gates.chatter import ROLES as CHATTER_ROLES
-from app.write.gates.chatter import AssistantChatter
 from app.write.items import ItemResult, WriteItem
 from app.write.mirror import VectorMirror
-from app.write.provenance import SOURCE_KINDS, trust_for
-from app.worker.catalogue import defer_graph_build
+from app.write.provenance import trust_for
+from app.write.screen import Merge, Screen
+from app.write.screen import Prepared as _Prepared
 from app.write.serial import ModelAnswers, locked_write
 from app.write.timing import NO_CLOCK, StageClock
 
@@ -54,39 +52,6 @@ def detect_lang(text: str) -> str:
     return "zh" if cjk and cjk >= 0.2 * max(1, len(text.replace(" ", ""))) else "en"
 
 
-@dataclass(frozen=True, slots=True)
-class _Merge:
-    """A MERGE's new text as it is written into its target (decided in the batch, applied after its CREATEs)."""
-
-    content: str
-    normalized: str
-    embedding: np.ndarray
-    fingerprint: int
-    digest: bytes
-    tokens: int
-
-
-@dataclass(slots=True)
-class _Prepared:
-    """One item on its way through the track (mutable while it is being decided)."""
-
-    index: int
-    item: WriteItem
-    normalized: str = ""
-    spans: list[dict[str, Any]] = field(default_factory=list)
-    fingerprint: int = 0
-    digest: bytes = b""
-    embedding: np.ndarray | None = None  # the item's vector: screened before Dedup, kept for later stages
-    rejected: ItemResult | None = None
-    verdict: Verdict | None = None
-    block_id: int | None = None  # the id its block takes if the item is created (drawn before deciding)
-    merge: _Merge | None = None
-    expected: str | None = None  # a MERGE / SUPERSEDE target's content as Dedup read it
-    tokens: int = 0
-    ruleset_version: str | None = None
-    gate_detail: dict[str, Any] | None = None
-
-
 class WriteTrack:
     """The write track over a batch: each stage runs once for the whole batch (one embedding call, one candidate
     query, one insert), and Dedup decides the items in order as if each were written alone (app/write/batch.py).
@@ -97,20 +62,12 @@ class WriteTrack:
 
     def __init__(self, services: Services, dedup: DedupConfig = DedupConfig(), *,
                  clock: StageClock | None = None, spare: int = 2) -> None:
-        from app.safety.semantic import guard_reads
-        from app.write.gates.chain import SafetyGates
-        from app.write.normalize import ContentNormalizer, TemporalNormalizer
-
         self.services = services
-        self.normalizer = ContentNormalizer(temporal=TemporalNormalizer(day_first=services.settings.day_first))
-        self.gates = SafetyGates()
-        self.chatter = AssistantChatter()
-        # The guard's semantic detector was trained on one embedder's vectors; it reads the write track's own only
-        # when they come from that embedder, and then embeds the sentences it scores one by one with it too (else it
-        # embeds what it scores with its own copy of USE: 0.6 s of CPU to load, in each of the model threads).
-        self._guard_reads_vectors = guard_reads(services.embedder.name)
-        self.dedup = Dedup(services.llm, dedup)
         self.clock: StageClock = clock or NO_CLOCK  # type: ignore[assignment]
+        self.screening = Screen(services.settings, services.embedder, clock=self.clock)
+        self.normalizer = self.screening.normalizer
+        self.gates = self.screening.gates
+        self.dedup = Dedup(services.llm, dedup)
         # Nearest rows asked beyond Dedup's k per item: covers that many of an item's nearest blocks being merged
         # into or superseded by earlier items of its batch before the vault is asked again for that item.
         self.spare = spare
@@ -167,22 +124,11 @@ class WriteTrack:
         return await self.services.models.embed_documents(self.services.embedder, texts)
 
     def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None) -> list[_Prepared]:
-        """What needs neither the database nor the other items' decisions: validate, normalize, one embedding
-        call for the batch, the gates, token counts. Runs in a worker thread (the bulk path overlaps it with the
-        previous batch's database work). ``max_items``: the batch size allowed (a request's by default)."""
-        self._validate(items, max_items)
-        prepared = [self._normalize(i, item) for i, item in enumerate(items)]
-        # Embedded before the gates: InjectionGuard's semantic detector reads the same vector (no second embedding).
-        with self.clock("embed"):
-            vectors = self.services.embedder.embed_documents([p.item.embedding_text(p.normalized) for p in prepared])
-        for p, vec in zip(prepared, vectors, strict=True):
-            self._gate(p, vec)
-        passing = [p for p in prepared if p.rejected is None]
-        if passing:
-            counts = count_batch(self._tokens, [p.item.content for p in passing], threads=1)
-            for p, n in zip(passing, counts, strict=True):
-                p.tokens = int(n)
-        return prepared
+        """What needs neither the database nor the other items' decisions (app/write/screen.py): validate,
+        normalize, one embedding call for the batch, the gates, token counts. Runs in a worker thread (the bulk
+        path overlaps it with the previous batch's database work, or runs it in a process of its own).
+        ``max_items``: the batch size allowed (a request's by default)."""
+        return self.screening(items, max_items=max_items)
 
     async def decide(self, vault: Vault, prepared: list[_Prepared], conn: psycopg.AsyncConnection | None = None,
                      mirror: VectorMirror | None = None, *, answers: ModelAnswers | None = None,
@@ -307,49 +253,6 @@ class WriteTrack:
             await defer_graph_build(conn, vault_id=vault.id, block_ids=touched)
         return [results[i] for i in sorted(results)]
 
-    def _validate(self, items: Sequence[WriteItem], max_items: int | None = None) -> None:
-        settings = self.services.settings
-        limit = settings.max_batch_items if max_items is None else max_items
-        if len(items) > limit:
-            raise PayloadTooLarge(f"{len(items)} items in one request; the limit is {limit}",
-                                  hint="split the batch")
-        for i, item in enumerate(items):
-            if not item.content or not item.content.strip():
-                raise InvalidInput(f"item {i}: content is empty", hint="send the memory's text in 'content'")
-            if len(item.content) > settings.max_content_chars:
-                raise PayloadTooLarge(f"item {i}: content has {len(item.content)} characters; the limit is "
-                                      f"{settings.max_content_chars}", hint="split it, or send it as session turns")
-            if item.source_kind not in SOURCE_KINDS:
-                raise InvalidInput(f"item {i}: unknown source_kind {item.source_kind!r}",
-                                   hint=f"one of {', '.join(SOURCE_KINDS)}")
-            if item.said_at.tzinfo is None:
-                raise InvalidInput(f"item {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
-
-    def _normalize(self, index: int, item: WriteItem) -> _Prepared:
-        p = _Prepared(index, item)
-        with self.clock("normalize"):
-            norm = self.normalizer.normalize(item.content, item.said_at)
-        p.normalized = norm.text
-        p.spans = [asdict(s) for s in norm.spans]
-        return p
-
-    def _gate(self, p: _Prepared, vector: np.ndarray) -> None:
-        with self.clock("gates"):
-            if self._guard_reads_vectors:  # its sentences too: no second copy of the model loaded in the guard
-                gate = self.gates.check(p.normalized, vector, self.services.embedder.embed_documents)
-            else:
-                gate = self.gates.check(p.normalized)
-        p.ruleset_version = gate.ruleset_version
-        if gate.passed and p.item.kind == "chunk" and p.item.metadata.get("role") in CHATTER_ROLES:
-            gate = self.chatter(p.item.content, p.item.context)  # a reply that only reacts to the user's turn
-        if not gate.passed:
-            p.rejected = ItemResult(p.index, "REJECT", None, (gate.reason,), gate=gate.gate, rule=gate.rule)
-            p.gate_detail = gate.audit_detail()
-            return
-        p.embedding = vector
-        p.fingerprint = simhash(p.normalized)
-        p.digest = content_hash(p.normalized)
-
     async def _fetch(self, query: str, params: Any, vault: Vault, conn: psycopg.AsyncConnection | None) -> list[dict]:
         if conn is not None:
             return await (await conn.execute(query, params)).fetchall()
@@ -395,7 +298,7 @@ class WriteTrack:
         vector = await answers.vector(v.merged_text or p.normalized)
         seconds = time.perf_counter() - t0
         self.clock.add("embed", seconds)
-        p.merge = _Merge(text, norm, vector, simhash(norm), content_hash(norm), self._tokens.count(text))
+        p.merge = Merge(text, norm, vector, simhash(norm), content_hash(norm), self._tokens.count(text))
         target = next(c for c in candidates if c.block_id == v.target)
         batch.merged(target, text, vector, p.merge.fingerprint, p.merge.digest)
         return seconds
