@@ -76,6 +76,9 @@ class BulkConfig:
     # 282 / 613 / 580 memories/s against 268 / 371 / 453, the same decisions, the same CPU a memory. The child
     # costs a start (~2 s: its imports, the embedder, the gates) and ~560 MB resident (its own embedder).
     screen_process: bool = True
+    # ... from this many items screened on (the first ones in the model threads meanwhile): the child's start is
+    # paid by an import large enough to gain from it, not by a hook's or a few conversations' import.
+    screen_process_after: int = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,21 +217,29 @@ class BulkIngest:
 
     @contextmanager
     def _screening(self) -> Iterator[Screener]:
-        """How this import screens a batch: in the model threads, or in a process of its own that lives as long
-        as the block (shut down when the import ends or fails: no child outlives it)."""
-        if not self.config.screen_process:
-            async def in_thread(items: Sequence[WriteItem], *, max_items: int | None = None) -> list:
-                return await self.services.models.run(self.write.screen, items, max_items=max_items)
+        """How this import screens a batch: in the model threads, then, once ``screen_process_after`` items were
+        screened and with ``screen_process``, in a process of its own that lives as long as the block (shut down
+        when the import ends or fails: no child outlives it). A small import (a hook's, a few conversations')
+        never pays the child's start and memory."""
+        child: ScreenProcess | None = None
+        screened = 0
 
-            yield in_thread
-            return
-        child = ScreenProcess(self.services.settings,
-                              clock=None if self.write.clock is NO_CLOCK else self.write.clock)  # type: ignore[arg-type]
-        self.screen_process = child
+        async def screen(items: Sequence[WriteItem], *, max_items: int | None = None) -> list:
+            nonlocal child, screened
+            if child is None and self.config.screen_process and screened >= self.config.screen_process_after:
+                child = ScreenProcess(self.services.settings,
+                                      clock=None if self.write.clock is NO_CLOCK else self.write.clock)  # type: ignore[arg-type]
+                self.screen_process = child
+            screened += len(items)
+            if child is not None:
+                return await child.screen(items, max_items=max_items)
+            return await self.services.models.run(self.write.screen, items, max_items=max_items)
+
         try:
-            yield child.screen
+            yield screen
         finally:
-            child.close()
+            if child is not None:
+                child.close()
 
     def _mirror(self, vault: Vault) -> VectorMirror | None:
         if not self.config.vector_mirror:

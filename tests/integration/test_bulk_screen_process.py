@@ -63,7 +63,7 @@ async def test_both_modes_leave_the_same_vault_and_no_child(services) -> None:
     in_thread, in_child = await two_vaults(services)
     items = memories(BEFORE + BATCH, T0)
     a = await BulkIngest(services, BulkConfig(batch_items=4, screen_process=False)).memories(in_thread, items)
-    bulk = BulkIngest(services, BulkConfig(batch_items=4, screen_process=True))
+    bulk = BulkIngest(services, BulkConfig(batch_items=4, screen_process=True, screen_process_after=0))
     b = await bulk.memories(in_child, items)
     assert answers(b) == answers(a)
     await assert_same_vaults(services, in_child, in_thread)
@@ -79,7 +79,7 @@ async def test_sessions_screened_in_the_child_equal_in_a_thread(services) -> Non
                                                T0 + timedelta(hours=n, minutes=i)) for i, text in enumerate(said)])
                 for n in range(2)]
     a = await BulkIngest(services, BulkConfig(batch_items=3)).sessions(in_thread, sessions)
-    bulk = BulkIngest(services, BulkConfig(batch_items=3, screen_process=True))
+    bulk = BulkIngest(services, BulkConfig(batch_items=3, screen_process=True, screen_process_after=0))
     b = await bulk.sessions(in_child, sessions)
     assert [[c.decision for c in r.chunks] for r in b] == [[c.decision for c in r.chunks] for r in a]
     await assert_same_vaults(services, in_child, in_thread)
@@ -94,7 +94,7 @@ async def test_a_refused_item_fails_the_same_way_in_both_modes_and_leaves_no_chi
     vault = (await two_vaults(services))[0]
     items = memories(BEFORE + BATCH, T0)
     items[9] = replace(items[9], content="   ")
-    bulk = BulkIngest(services, BulkConfig(batch_items=4, screen_process=screen_process))
+    bulk = BulkIngest(services, BulkConfig(batch_items=4, screen_process=screen_process, screen_process_after=0))
     with pytest.raises(InvalidInput) as err:
         await bulk.memories(vault, items)
     assert err.value.message == "item 1: content is empty"
@@ -118,3 +118,18 @@ async def test_the_childs_error_keeps_its_type_message_and_hint(services) -> Non
     assert err.value.message == "3 items in one request; the limit is 2" and err.value.hint == "split the batch"
     assert err.value.status == 413
     assert not alive(child.pid)
+
+
+async def test_a_small_import_starts_no_child_and_a_large_one_switches_midway(services) -> None:
+    """The child's start is paid only past ``screen_process_after`` items: below it the import stays in the
+    model threads; past it the rest is screened in the child, with the same vault as threads all along."""
+    in_thread, in_child = await two_vaults(services)
+    items = memories(BEFORE + BATCH, T0)
+    small = BulkIngest(services, BulkConfig(batch_items=4, screen_process=True))  # the default threshold
+    a = await small.memories(in_thread, items)
+    assert small.screen_process is None
+    mixed = BulkIngest(services, BulkConfig(batch_items=4, screen_process=True, screen_process_after=8))
+    b = await mixed.memories(in_child, items)
+    assert answers(b) == answers(a)
+    await assert_same_vaults(services, in_child, in_thread)
+    assert mixed.screen_process is not None and not alive(mixed.screen_process.pid)

@@ -45,6 +45,8 @@ ALLOWED = {
     "app.db.queries:queries": "sql/queries.sql parsed once: the package's own file, never changed at run time",
     "app.settings:get_settings": "the environment read once (STYLE: settings read in one place and cached)",
     "app.db.connector:current_actor": "a ContextVar: each task sees its own value, nothing is shared",
+    "app.write.screen_process:_CHILD": "set once, by the pool initializer, inside the bulk path's spawned screening "
+                                       "child only (its one Screen); never in the service's own process",
     # Pure functions memoized: the value depends only on the argument, and is immutable.
     "app.read.sanitize:_sanitized": "pure: text -> SanitizeResult (frozen)",
     "app.safety.directive:judge": "pure: text -> Directive (frozen)",
