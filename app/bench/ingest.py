@@ -420,7 +420,7 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             "memories_per_s": round(n / wall_s, 1) if wall_s else 0.0, "per_s_by_tenth": tenths,
             "after_last_batch_s": round(wall_s - marks.marks[-1][1], 1),
             "write_phase_per_s": round(n / marks.marks[-1][1], 1) if marks.marks[-1][1] else 0.0,
-            "screen": "process" if bulk.config.screen_process else "thread",
+            "screen": "process" if bulk.screen_process is not None else "thread",  # what ran, past the threshold
             "screen_process_rss_mb": round(bulk.screen_process.rss_kb / 1024, 1)
             if bulk.screen_process is not None and bulk.screen_process.rss_kb else None,
             "stage_ms_per_memory": {st: round(clock.seconds[st] * 1000 / n, 3) for st in STAGES

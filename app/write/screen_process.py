@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -50,12 +51,6 @@ def _screen(items: list[WriteItem], max_items: int | None) -> tuple[list[tuple[A
     return [tuple(getattr(p, f) for f in SCREENED) for p in prepared], seconds
 
 
-def _pid() -> int:
-    import os
-
-    return os.getpid()
-
-
 def rss_kb(pid: int) -> int | None:
     """Process ``pid``'s resident memory (VmRSS, kB); None when it is gone."""
     try:
@@ -83,7 +78,7 @@ class ScreenProcess:
         items = list(items)
         loop = asyncio.get_running_loop()
         if self.pid is None:
-            self.pid = await loop.run_in_executor(self._pool, _pid)
+            self.pid = await loop.run_in_executor(self._pool, os.getpid)
         rows, seconds = await loop.run_in_executor(self._pool, _screen, items, max_items)
         if self.clock is not None:
             for stage, s in seconds.items():
