@@ -20,8 +20,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-import psycopg
-
 from app.db.queries import Q
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
@@ -74,9 +72,8 @@ class Shortcut(Protocol):
 
     def applies(self, options: RecallOptions) -> bool: ...
 
-    async def lookup(self, vault: Vault, query: str,
-                     conn: psycopg.AsyncConnection | None = None) -> Prefetched | None:
-        """The prefetched answer, read on the recall's transaction ``conn``."""
+    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None) -> Prefetched | None:
+        """The prefetched answer, read on the recall's ``unit`` (RecallUnit.execute)."""
 
 
 def _validate(query: str, options: RecallOptions, config: ReadConfig) -> tuple[str, int, int]:
@@ -157,7 +154,7 @@ class ReadTrack:
         async with RecallUnit(self.services.db, vault.id) as unit:
             if self.shortcut is not None and self.shortcut.applies(options):
                 with clock.stage("prefetch"):
-                    hit = await self.shortcut.lookup(vault, query, await unit.conn())
+                    hit = await self.shortcut.lookup(vault, query, unit)
                 if hit is not None:
                     return await self._finish(unit, vault, query, options, k, budget, hit.candidates, [], clock, [],
                                               sanitizer, hit.meta, prefetch_hit=True)
@@ -244,9 +241,9 @@ class ReadTrack:
             if standby:  # a standby's view: queued for the primary's next batch
                 await unit.close()
                 logged = await self.services.log_recall(vault.id, params)
-            else:  # the log travels with the unit's COMMIT (one round trip); its row is read once committed
-                cur = await (await unit.conn()).execute(Q.record_recall, params)
-                await unit.close()
+            else:  # one statement scoping itself, or with the unit's COMMIT when a transaction is open (one round
+                cur = await unit.execute(Q.record_recall, Q.record_recall_scoped, params)  # trip); its row read
+                await unit.close()  # once committed
                 logged = await cur.fetchone()
         if standby and options.writeback and ids:
             self._touch(vault, ids)

@@ -840,6 +840,39 @@ BEGIN
 END
 $$;
 
+-- record_recall_v1 as one statement of its own, in the vault's scope (memvault._enter_vault_v1, from the
+-- connector's vault: app/read/unit.py): the log and write-back of a recall with no transaction open, in an implicit
+-- transaction (one statement instead of BEGIN, the scope's set_config, the log and COMMIT).
+CREATE OR REPLACE FUNCTION memvault.record_recall_v2(
+    p_vault        uuid,
+    p_actor        text,
+    p_ids          bigint[],
+    p_query        text,
+    p_intent       text,
+    p_mode         text,
+    p_thinking     text,
+    p_stage_ms     jsonb,
+    p_tokens       integer,
+    p_crag         text DEFAULT NULL,
+    p_prefetch_hit boolean DEFAULT false,
+    p_audits       jsonb DEFAULT '[]'::jsonb,
+    p_writeback    boolean DEFAULT true
+)
+    RETURNS TABLE (recall_id bigint, gap_id bigint, incorrect_count integer)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    RETURN QUERY SELECT * FROM memvault.record_recall_v1(p_ids, p_query, p_intent, p_mode, p_thinking, p_stage_ms,
+                                                         p_tokens, p_crag, p_prefetch_hit, p_audits, p_writeback);
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.record_recall_v2(uuid, text, bigint[], text, text, text, text, jsonb, integer, text,
+                                                 boolean, jsonb, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.record_recall_v2(uuid, text, bigint[], text, text, text, text, jsonb, integer,
+                                                    text, boolean, jsonb, boolean) TO memvault_service;
+
 -- The open knowledge gap for a query, if CRAG marked one (surfaced at the next such recall).
 CREATE OR REPLACE FUNCTION memvault.knowledge_gap_for_v1(p_query text)
     RETURNS TABLE (id bigint, query text, incorrect_count integer, first_seen_at timestamptz,
@@ -862,6 +895,21 @@ CREATE OR REPLACE FUNCTION memvault.prefetch_get_v1(p_hash bytea)
     SELECT c.query, c.payload, c.confidence, c.created_at FROM memvault.prefetch_cache c
     WHERE c.vault_id = memvault.current_vault_id() AND c.query_hash = p_hash AND c.expires_at > now()
 $$;
+
+-- prefetch_get_v1 as one statement of its own, in the vault's scope (memvault._enter_vault_v1, from the
+-- connector's vault: app/read/unit.py): a recall's prefetch probe with no transaction open.
+CREATE OR REPLACE FUNCTION memvault.prefetch_get_v2(p_vault uuid, p_actor text, p_hash bytea)
+    RETURNS TABLE (query text, payload jsonb, confidence real, created_at timestamptz)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    RETURN QUERY SELECT * FROM memvault.prefetch_get_v1(p_hash);
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.prefetch_get_v2(uuid, text, bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.prefetch_get_v2(uuid, text, bytea) TO memvault_service;
 
 CREATE OR REPLACE FUNCTION memvault.prefetch_put_v1(p_hash bytea, p_query text, p_payload jsonb,
                                                     p_confidence real, p_ttl_s integer DEFAULT 300)
