@@ -10,7 +10,7 @@ SELECT * FROM memvault.recall_fast_v2(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s);
 
 -- recall_fast_scoped --
 -- app/read/search.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
-SELECT * FROM memvault.recall_fast_v3(%s::uuid, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s);
+SELECT * FROM memvault.recall_fast_v3(%s::uuid, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s);
 
 -- score_candidates --
 -- app/read/search.py
@@ -28,9 +28,14 @@ SELECT set_config('synchronous_commit', 'off', true) AS sync, memvault.touch_blo
 -- app/read/recall.py
 SELECT * FROM memvault.record_recall_v1(%s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s);
 
+-- set_read_verdicts --
+-- app/write/pipeline.py, app/read/recall.py
+SELECT memvault.set_read_verdicts_v1(%s::bigint[], %s, %s::bytea[], %s::boolean[]) AS n;
+
 -- record_recall_scoped --
 -- app/read/recall.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
-SELECT * FROM memvault.record_recall_v2(%s::uuid, %s, %s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s);
+SELECT * FROM memvault.record_recall_v2(%s::uuid, %s, %s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s,
+                                        %s, %s::bigint[], %s::bytea[], %s::boolean[]);
 
 -- session_neighbours --
 -- app/read/continuity.py

@@ -34,6 +34,7 @@ from app.read.search import Candidate
 from app.read.spread import asks_many
 from app.read.timeframe import QueryTimeframe, asks_when
 from app.read.unit import RecallUnit
+from app.safety.verdict import RULES
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -225,6 +226,7 @@ class ReadTrack:
                       events: list[dict[str, Any]], sanitizer: ReadSanitizer, meta: dict[str, Any], *,
                       prefetch_hit: bool) -> RecallResult:
         with clock.stage("format"):
+            sanitizer.know(cands)  # stored verdicts (app.safety.verdict): a clean content skips the rules
             packed = self.formatter.pack(cands, cascade, budget=budget, k=k, sanitize=sanitizer,
                                          cascade_k=self.config.cascade_k)
         ids = [c.id for c in packed.cards] + [c.id for c in packed.cascade_cards if c.id > 0]
@@ -242,7 +244,11 @@ class ReadTrack:
                 await unit.close()
                 logged = await self.services.log_recall(vault.id, params)
             else:  # one statement scoping itself, or with the unit's COMMIT when a transaction is open (one round
-                cur = await unit.execute(Q.record_recall, Q.record_recall_scoped, params)  # trip); its row read
+                verdicts = sanitizer.new_verdicts(cands)  # the rules' verdicts on contents, kept with the blocks
+                if unit.current is not None and verdicts[0]:  # a transaction is open: they go with its COMMIT
+                    await unit.current.execute(Q.set_read_verdicts, (verdicts[0], RULES, *verdicts[1:]))
+                cur = await unit.execute(Q.record_recall, Q.record_recall_scoped, params,  # trip); its row read
+                                         extra=(RULES, *verdicts))
                 await unit.close()  # once committed
                 logged = await cur.fetchone()
         if standby and options.writeback and ids:

@@ -22,6 +22,7 @@ from app.read import rail2
 from app.read.config import SearchConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
+from app.safety.verdict import RULES
 
 if TYPE_CHECKING:
     import psycopg
@@ -64,6 +65,7 @@ class Candidate:
     sparse_rank: int | None = None
     rerank: float | None = None
     origin: str = "fast"  # fast | context (SessionContinuity) | cascade | variant
+    read_clean: bool | None = None  # the stored read-time sanitize verdict on content (None: none for today's rules)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def with_score(self, score: float, **kw: Any) -> Candidate:
@@ -86,6 +88,7 @@ def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
         factors={name: float(f) for name, f in (row.get("factors") or {}).items()}, dup_of=row.get("dup_of"),
         dup_cos=float(row["dup_cos"]) if row.get("dup_cos") is not None else None,
         dense_rank=row.get("dense_rank"), sparse_rank=row.get("sparse_rank"), origin=origin,
+        read_clean=row.get("read_clean"),
     )
 
 
@@ -144,7 +147,7 @@ class FastSearch(ReadStage):
         if ctx.conn is not None:  # a transaction is open (the caller's, or the recall's)
             cur = await ctx.conn.execute(Q.recall_fast, params)
         else:  # none: one statement that scopes itself, on the recall's connection
-            cur = await ctx.unit.execute(Q.recall_fast, Q.recall_fast_scoped, params)
+            cur = await ctx.unit.execute(Q.recall_fast, Q.recall_fast_scoped, params, extra=(RULES,))
         return [candidate_from_row(r) for r in await cur.fetchall()]
 
 

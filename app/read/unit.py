@@ -76,13 +76,14 @@ class RecallUnit:
             self.opened += 1
         return self._conn
 
-    async def execute(self, plain: Query, scoped: Query, params: tuple) -> psycopg.AsyncCursor:
+    async def execute(self, plain: Query, scoped: Query, params: tuple, *, extra: tuple = ()) -> psycopg.AsyncCursor:
         """One statement in the vault: ``plain`` in the open transaction if there is one, else ``scoped`` (the same
         function behind ``memvault._enter_vault_v1``, which takes the vault and the actor first: put there by
-        :meth:`Database.scoped`, from this unit's vault) alone, in an implicit transaction."""
+        :meth:`Database.scoped`, from this unit's vault) alone, in an implicit transaction, with ``extra``
+        parameters after ``params`` (what only the scoped statement takes)."""
         if self._conn is not None:
             return await self._conn.execute(plain, params)
-        return await self.db.scoped(await self._connection(), self.vault_id, scoped, params)
+        return await self.db.scoped(await self._connection(), self.vault_id, scoped, (*params, *extra))
 
     async def close(self) -> None:
         """Commit what is open and give the connection back (before a model call, or at the end)."""

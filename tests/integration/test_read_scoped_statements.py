@@ -16,6 +16,7 @@ import pytest
 from app.db.connector import Database, act_as
 from app.db.queries import Q
 from app.errors import DatabaseError
+from app.safety.verdict import RULES
 from app.vaults import create_vault
 from app.write.items import WriteItem
 
@@ -48,7 +49,7 @@ async def test_a_scoped_search_sees_its_vault_only_and_equals_the_plain_one(serv
     act_as("test:scoped")
     async with db.session() as conn:
         for v in (vault, other):
-            scoped = await (await Database.scoped(conn, v.id, Q.recall_fast_scoped, params)).fetchall()
+            scoped = await (await Database.scoped(conn, v.id, Q.recall_fast_scoped, (*params, RULES))).fetchall()
             assert scoped and {r["id"] for r in scoped} <= ids[v.id]
             # the scope ended with the statement's implicit transaction: the login role again, no vault
             row = await (await conn.execute(
@@ -59,7 +60,7 @@ async def test_a_scoped_search_sees_its_vault_only_and_equals_the_plain_one(serv
                 [(r["id"], r["score"], r["factors"]) for r in plain]
         logged = await (await Database.scoped(conn, other.id, Q.record_recall_scoped, (
             sorted(ids[other.id]), "who is my dentist?", "factual", "LOCAL", "fast", json.dumps({}), 12, None,
-            False, json.dumps([]), True))).fetchone()
+            False, json.dumps([]), True, RULES, [], [], []))).fetchone()
     row = await services.db.fetchone("SELECT vault_id, returned_ids FROM memvault.recall_log WHERE id = %s",
                                      (logged["recall_id"],))
     assert row["vault_id"] == other.id and set(row["returned_ids"]) == ids[other.id]
@@ -73,9 +74,9 @@ async def test_a_vault_transaction_cannot_call_them_to_reach_another_vault(servi
     """Inside vault A's transaction (memvault_app, as every request's), vault B's id passed to a self-scoping
     function is refused: only the login role may call them, and it never runs a client's SQL."""
     other, _ = await _two_vaults(services, vault)
-    args = {"recall_fast_scoped": await _search_params(services, "where do I live?"),
+    args = {"recall_fast_scoped": (*await _search_params(services, "where do I live?"), RULES),
             "record_recall_scoped": ([], "q", "factual", "LOCAL", "fast", json.dumps({}), 0, None, False,
-                                     json.dumps([]), False),
+                                     json.dumps([]), False, RULES, [], [], []),
             "prefetch_get_scoped": (b"\x00" * 32,)}[name]
     with pytest.raises(DatabaseError) as err:
         async with api_services.db.transaction(vault.id) as conn:
