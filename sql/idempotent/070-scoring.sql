@@ -395,11 +395,11 @@ CREATE OR REPLACE FUNCTION memvault.recall_fast_v3(
 BEGIN
     PERFORM memvault._enter_vault_v1(p_vault, p_actor);
     RETURN QUERY
-    SELECT r.*, v.clean
+    SELECT r.*,
+           (SELECT v.clean FROM memvault.block_read_verdict v  -- one primary-key probe a row, whatever the stats
+             WHERE v.vault_id = p_vault AND v.block_id = r.id AND v.rules = p_rules
+               AND v.text_sha256 = sha256(convert_to(r.content, 'UTF8')))
     FROM memvault.recall_fast_v2(p_qvec, p_query, p_as_of, p_known_at, p_search, p_scoring, p_limit) r
-    LEFT JOIN memvault.block_read_verdict v
-           ON v.vault_id = p_vault AND v.block_id = r.id AND v.rules = p_rules
-          AND v.text_sha256 = sha256(convert_to(r.content, 'UTF8'))
     ORDER BY r.score DESC, r.id;
 END
 $$;
