@@ -284,10 +284,9 @@ class Database:
             await conn.set_autocommit(True)
         return await conn.execute(query, (str(vault_id), current_actor.get() or "", *params))
 
-    @staticmethod
-    def pipelined(conn: psycopg.AsyncConnection, vault_id: UUID):
+    def pipelined(self, conn: psycopg.AsyncConnection, vault_id: UUID):
         """A vault transaction on ``conn`` (a :meth:`session`'s), in pipeline mode (see :meth:`_pipelined`)."""
-        return Database._pipelined(conn, vault_id)
+        return self._pipelined(conn, vault_id)
 
     @asynccontextmanager
     async def _guarded(self) -> AsyncIterator[None]:

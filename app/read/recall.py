@@ -243,13 +243,16 @@ class ReadTrack:
             if standby:  # a standby's view: queued for the primary's next batch
                 await unit.close()
                 logged = await self.services.log_recall(vault.id, params)
-            else:  # one statement scoping itself, or with the unit's COMMIT when a transaction is open (one round
-                verdicts = sanitizer.new_verdicts(cands)  # the rules' verdicts on contents, kept with the blocks
-                if unit.current is not None and verdicts[0]:  # a transaction is open: they go with its COMMIT
+            else:
+                # The log is one statement scoping itself (record_recall_v2), or, when a stage opened the unit's
+                # transaction, its plain twin sent with the COMMIT: one round trip either way, its row read once
+                # committed. With it go the verdicts the sanitizer's rules gave on contents that had none for
+                # today's rules (app.safety.verdict), kept with the blocks.
+                verdicts = sanitizer.new_verdicts(cands)
+                if unit.current is not None and verdicts[0]:
                     await unit.current.execute(Q.set_read_verdicts, (verdicts[0], RULES, *verdicts[1:]))
-                cur = await unit.execute(Q.record_recall, Q.record_recall_scoped, params,  # trip); its row read
-                                         extra=(RULES, *verdicts))
-                await unit.close()  # once committed
+                cur = await unit.execute(Q.record_recall, Q.record_recall_scoped, params, extra=(RULES, *verdicts))
+                await unit.close()
                 logged = await cur.fetchone()
         if standby and options.writeback and ids:
             self._touch(vault, ids)
