@@ -7,9 +7,10 @@ given a clean verdict for a block's content under :data:`RULES` skips both (~0.8
 100k memories, most of its texts new to the process: docs/recall-cpu.md); any other text, or a verdict of other
 rules, goes through the rules again, and their new verdict is stored with the recall's log.
 
-:data:`RULES` names the rules: ``RULESET_VERSION`` and a digest of app/safety's code and data (the rules, the
-directive patterns, the learned detector's weights), so a verdict is never reused under rules that changed, bumped
-version or not.
+:data:`RULES` names the rules: ``RULESET_VERSION`` and a digest of the code and data the verdict depends on (the
+modules of app/safety that the ruleset and AgentDirective load, :data:`RULE_MODULES`, and the learned detectors'
+weights in app/safety/data), so a verdict is never reused under rules that changed, bumped version or not
+(tests/unit/test_read_verdict_rules.py checks that the list is what they load).
 """
 
 from __future__ import annotations
@@ -21,9 +22,15 @@ from app.safety import directive
 from app.safety.ruleset import RULESET_VERSION, sanitize
 
 
+# What app.safety.ruleset and app.safety.directive import of app/safety (and so what a verdict depends on).
+RULE_MODULES = ("__init__", "classifier", "cues", "directive", "encoding", "hidden", "rule", "rules_en", "rules_i18n",
+                "ruleset", "semantic", "structure", "textfold")
+
+
 def _rules_digest(root: Path) -> str:
     h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+    paths = [root / f"{m}.py" for m in RULE_MODULES] + sorted(p for p in (root / "data").rglob("*") if p.is_file())
+    for path in paths:
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
