@@ -21,7 +21,6 @@ from pathlib import Path
 from app.safety import directive
 from app.safety.ruleset import RULESET_VERSION, sanitize
 
-
 # What app.safety.ruleset and app.safety.directive import of app/safety (and so what a verdict depends on).
 RULE_MODULES = ("__init__", "classifier", "cues", "directive", "encoding", "hidden", "rule", "rules_en", "rules_i18n",
                 "ruleset", "semantic", "structure", "textfold")
