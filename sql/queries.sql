@@ -8,6 +8,10 @@
 -- app/read/search.py
 SELECT * FROM memvault.recall_fast_v2(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s);
 
+-- recall_fast_scoped --
+-- app/read/search.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
+SELECT * FROM memvault.recall_fast_v3(%s::uuid, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s);
+
 -- score_candidates --
 -- app/read/search.py
 SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s);
@@ -23,6 +27,15 @@ SELECT set_config('synchronous_commit', 'off', true) AS sync, memvault.touch_blo
 -- record_recall --
 -- app/read/recall.py
 SELECT * FROM memvault.record_recall_v1(%s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s);
+
+-- set_read_verdicts --
+-- app/write/pipeline.py, app/read/recall.py
+SELECT memvault.set_read_verdicts_v1(%s::bigint[], %s, %s::bytea[], %s::boolean[]) AS n;
+
+-- record_recall_scoped --
+-- app/read/recall.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
+SELECT * FROM memvault.record_recall_v2(%s::uuid, %s, %s::bigint[], %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb, %s,
+                                        %s, %s::bigint[], %s::bytea[], %s::boolean[]);
 
 -- session_neighbours --
 -- app/read/continuity.py
@@ -113,6 +126,10 @@ SELECT memvault.audit_read_sanitize_v1(%s::jsonb) AS n;
 -- prefetch_get --
 -- app/read/prefetch.py
 SELECT * FROM memvault.prefetch_get_v1(%s);
+
+-- prefetch_get_scoped --
+-- app/read/prefetch.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
+SELECT * FROM memvault.prefetch_get_v2(%s::uuid, %s, %s);
 
 -- centrality_edges --
 -- app/background/centrality.py

@@ -245,8 +245,7 @@ class Database:
                           pipeline: bool = False) -> AsyncIterator[psycopg.AsyncConnection]:
         """A transaction on a pooled connection: ``vault_id``'s (row-level security, the vault role), or the login
         role's; either carries the actor (``current_actor``) for the audit. ``pipeline``: see :meth:`_pipelined`."""
-        self.reachability.check()
-        try:
+        async with self._guarded():
             if pipeline:
                 async with self.pool.connection() as conn:
                     async with self._pipelined(conn, vault_id):
@@ -258,6 +257,44 @@ class Database:
                 elif (actor := current_actor.get()) is not None:
                     await conn.execute("SELECT set_config('memvault.actor', %s, true)", (actor,))
                 yield conn
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[psycopg.AsyncConnection]:
+        """A pooled connection with no transaction open, lent for a few statements: each one either scopes itself
+        (:meth:`scoped`, an implicit transaction) or runs in a vault transaction opened on it
+        (:meth:`pipelined`). Errors are translated as :meth:`transaction`'s."""
+        async with self._guarded(), self.pool.connection() as conn:
+            try:
+                yield conn
+            finally:
+                if not conn.closed and conn.autocommit:  # as the pool lends it; one that cannot be reset (a
+                    try:  # statement cut short by an error) is closed, and the pool discards it
+                        await conn.set_autocommit(False)
+                    except psycopg.Error:
+                        await conn.close()
+
+    @staticmethod
+    async def scoped(conn: psycopg.AsyncConnection, vault_id: UUID, query: str, params: tuple) -> psycopg.AsyncCursor:
+        """``query``, a statement that enters its vault's scope itself (``memvault._enter_vault_v1``: row-level
+        security's vault, the actor, the memvault_app role, local to its transaction), sent alone in an implicit
+        transaction on ``conn`` (a :meth:`session`'s): one statement and one send instead of BEGIN, the scope and
+        COMMIT. Its first two parameters are put here, as a vault transaction's scope is: ``vault_id`` (the vault
+        the caller was given, verified against the request's key), then the actor (``current_actor``)."""
+        if not conn.autocommit:
+            await conn.set_autocommit(True)
+        return await conn.execute(query, (str(vault_id), current_actor.get() or "", *params))
+
+    def pipelined(self, conn: psycopg.AsyncConnection, vault_id: UUID):
+        """A vault transaction on ``conn`` (a :meth:`session`'s), in pipeline mode (see :meth:`_pipelined`)."""
+        return self._pipelined(conn, vault_id)
+
+    @asynccontextmanager
+    async def _guarded(self) -> AsyncIterator[None]:
+        """The pool's connection, used: refused at once while the server is known to be down; a driver error
+        translated (and a lost server noted); no connection within the pool's timeout a 503."""
+        self.reachability.check()
+        try:
+            yield
         except psycopg.Error as exc:
             error = translate(exc)
             if lost_server(exc):

@@ -92,6 +92,41 @@ class StandbyDatabase(Database):
         finally:
             await self.pool.putconn(conn)
 
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[psycopg.AsyncConnection]:
+        """As :meth:`transaction`: a connection of the standby's, or the primary's session when none can be had
+        (the standby is then marked down); a connection error on it marks the standby down."""
+        conn = None
+        if self.state.healthy:
+            try:
+                conn = await self.pool.getconn()
+            except (PoolTimeout, psycopg.OperationalError) as exc:
+                self.mark_down(f"no connection: {exc}")
+        if conn is None:
+            async with self.fallback.session() as primary_conn:
+                yield primary_conn
+            return
+        try:
+            yield conn
+        except psycopg.Error as exc:
+            if isinstance(exc, psycopg.OperationalError):
+                self.mark_down(str(exc).strip())
+            raise translate(exc) from exc
+        finally:
+            if not conn.closed and conn.autocommit:
+                try:
+                    await conn.set_autocommit(False)
+                except psycopg.Error:
+                    await conn.close()
+            await self.pool.putconn(conn)
+
+    @asynccontextmanager
+    async def pipelined(self, conn: psycopg.AsyncConnection, vault_id: UUID) -> AsyncIterator[None]:
+        """On a standby a vault transaction is a plain one (as :meth:`transaction`'s)."""
+        async with conn.transaction():
+            await scope(conn, vault_id)
+            yield
+
     async def check(self, primary_lsn: int | None, max_lag_bytes: int) -> StandbyState:
         """Ask the standby where it is; healthy: it answers, is in recovery and trails by at most max_lag_bytes."""
         st = self.state

@@ -187,6 +187,21 @@ block_usage = Table(
                          ondelete="CASCADE"),
 )
 
+# The read-time sanitizer's verdict on a block's content, for the rules it was judged under
+# (sql/incremental/030-block-read-verdict.sql, app/read/sanitize.py).
+block_read_verdict = Table(
+    "block_read_verdict", metadata,
+    Column("vault_id", UUID(as_uuid=True), nullable=False),
+    Column("block_id", BigInteger, nullable=False),
+    Column("rules", Text, nullable=False),
+    Column("text_sha256", LargeBinary, nullable=False),
+    Column("clean", Boolean, nullable=False),
+    Column("judged_at", TZ, nullable=False),
+    PrimaryKeyConstraint("vault_id", "block_id"),
+    ForeignKeyConstraint(["vault_id", "block_id"], ["memvault.block.vault_id", "memvault.block.id"],
+                         ondelete="CASCADE"),
+)
+
 # The second dense rail's vectors (sql/incremental/011-rail2.sql, app/read/rail2.py): any model's dimension.
 block_rail2 = Table(
     "block_rail2", metadata,

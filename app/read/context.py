@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from app.read.router import Routed
     from app.read.search import Candidate
     from app.read.timeframe import Timeframe
+    from app.read.unit import RecallUnit, UnitTransaction
     from app.services import Services
     from app.vaults import Vault
 
@@ -52,7 +53,8 @@ class StageClock:
 class RecallContext:
     """One recall's inputs, fixed before the first stage runs (``dataclasses.replace`` for a variant).
 
-    ``conn`` is the open transaction of the stages that declare ``needs_db`` (None for the others); ``events``,
+    ``conn`` is the open transaction of the stages that declare ``needs_db`` (None for the others, and for a
+    ``scopes_itself`` stage when the recall has no transaction open: it sends through ``unit``); ``events``,
     ``found`` and ``clock`` are shared by every stage of the recall.
     """
 
@@ -76,7 +78,8 @@ class RecallContext:
     funnel: bool = False
     services: Services | None = None
     config: ReadConfig | None = None
-    conn: psycopg.AsyncConnection | None = None
+    conn: psycopg.AsyncConnection | UnitTransaction | None = None
+    unit: RecallUnit | None = None  # the recall's (app/read/unit.py), for the needs_db stages
     clock: StageClock = field(default_factory=StageClock)
     events: list[dict[str, Any]] = field(default_factory=list)
     found: dict[str, Any] = field(default_factory=dict)
@@ -115,6 +118,8 @@ class ReadStage:
     needs_db: ClassVar[bool] = False
     # Waits on a model (an LLM, a reranker): run with the recall's transaction closed (app/read/unit.py).
     calls_models: bool = False
+    # Sends statements that enter the vault's scope themselves (RecallUnit.execute): needs no transaction open.
+    scopes_itself: ClassVar[bool] = False
 
     @classmethod
     def build(cls, services: Services, config: ReadConfig) -> ReadStage:

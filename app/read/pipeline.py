@@ -2,8 +2,9 @@
 
 Each recipe entry is a ``module:Class`` following the :class:`~app.read.context.Stage` protocol; every stage is
 built once, when the read track is built. The runner times each stage under its name, tells it its name (so its
-events carry it), skips an inactive one, and runs the ``needs_db`` stages on the recall's one transaction
-(app/read/unit.py), closed before a stage that ``calls_models``.
+events carry it), skips an inactive one, and runs the ``needs_db`` stages on the recall's unit (app/read/unit.py):
+in its transaction, or with none open for a stage that ``scopes_itself``; the unit is closed before a stage that
+``calls_models``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ class Pipeline:
         for stage in stages:
             if stage.needs_db:
                 assert unit is not None
-                out = await self._one(replace(ctx, conn=await unit.conn()), stage, out)
+                # A stage whose statements scope themselves (FastSearch) is handed the unit, and the transaction
+                # only if one is open; any other one the unit's transaction, opened by its first statement.
+                conn = unit.current if getattr(stage, "scopes_itself", False) else unit.lazy
+                out = await self._one(replace(ctx, conn=conn, unit=unit), stage, out)
                 continue
             if unit is not None and getattr(stage, "calls_models", False):
                 await unit.close()  # no transaction waits on a model

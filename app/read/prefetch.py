@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import psycopg
-
 from app.db.queries import Q
 from app.read.config import RecallOptions
 from app.read.context import StageClock
@@ -35,6 +33,7 @@ from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate
 
 if TYPE_CHECKING:
+    from app.read.unit import RecallUnit
     from app.services import Services
     from app.vaults import Vault
 
@@ -187,13 +186,13 @@ class PrefetchCache:
         return options.use_prefetch and options.as_of is None and options.known_at is None \
             and options.thinking is None and options.funnel is None
 
-    async def lookup(self, vault: Vault, query: str,
-                     conn: psycopg.AsyncConnection | None = None) -> Prefetched | None:
-        """On the recall's transaction ``conn`` (or a transaction of its own)."""
-        if conn is None:
+    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None) -> Prefetched | None:
+        """On the recall's ``unit`` (one statement scoping itself, or in its open transaction), or else in a
+        transaction of its own."""
+        if unit is None:
             row = await self.services.db.fetchone(Q.prefetch_get, (query_hash(query),), vault_id=vault.id)
         else:
-            row = await (await conn.execute(Q.prefetch_get, (query_hash(query),))).fetchone()
+            row = await (await unit.execute(Q.prefetch_get, Q.prefetch_get_scoped, (query_hash(query),))).fetchone()
         if row is None:
             self.services.read_counters.incr(vault.id, "prefetch.miss")
             return None

@@ -20,8 +20,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-import psycopg
-
 from app.db.queries import Q
 from app.errors import InvalidInput
 from app.read.classify import QueryClassify
@@ -36,6 +34,7 @@ from app.read.search import Candidate
 from app.read.spread import asks_many
 from app.read.timeframe import QueryTimeframe, asks_when
 from app.read.unit import RecallUnit
+from app.safety.verdict import RULES
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -74,9 +73,8 @@ class Shortcut(Protocol):
 
     def applies(self, options: RecallOptions) -> bool: ...
 
-    async def lookup(self, vault: Vault, query: str,
-                     conn: psycopg.AsyncConnection | None = None) -> Prefetched | None:
-        """The prefetched answer, read on the recall's transaction ``conn``."""
+    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None) -> Prefetched | None:
+        """The prefetched answer, read on the recall's ``unit`` (RecallUnit.execute)."""
 
 
 def _validate(query: str, options: RecallOptions, config: ReadConfig) -> tuple[str, int, int]:
@@ -157,7 +155,7 @@ class ReadTrack:
         async with RecallUnit(self.services.db, vault.id) as unit:
             if self.shortcut is not None and self.shortcut.applies(options):
                 with clock.stage("prefetch"):
-                    hit = await self.shortcut.lookup(vault, query, await unit.conn())
+                    hit = await self.shortcut.lookup(vault, query, unit)
                 if hit is not None:
                     return await self._finish(unit, vault, query, options, k, budget, hit.candidates, [], clock, [],
                                               sanitizer, hit.meta, prefetch_hit=True)
@@ -228,6 +226,7 @@ class ReadTrack:
                       events: list[dict[str, Any]], sanitizer: ReadSanitizer, meta: dict[str, Any], *,
                       prefetch_hit: bool) -> RecallResult:
         with clock.stage("format"):
+            sanitizer.know(cands)  # stored verdicts (app.safety.verdict): a clean content skips the rules
             packed = self.formatter.pack(cands, cascade, budget=budget, k=k, sanitize=sanitizer,
                                          cascade_k=self.config.cascade_k)
         ids = [c.id for c in packed.cards] + [c.id for c in packed.cascade_cards if c.id > 0]
@@ -244,8 +243,15 @@ class ReadTrack:
             if standby:  # a standby's view: queued for the primary's next batch
                 await unit.close()
                 logged = await self.services.log_recall(vault.id, params)
-            else:  # the log travels with the unit's COMMIT (one round trip); its row is read once committed
-                cur = await (await unit.conn()).execute(Q.record_recall, params)
+            else:
+                # The log is one statement scoping itself (record_recall_v2), or, when a stage opened the unit's
+                # transaction, its plain twin sent with the COMMIT: one round trip either way, its row read once
+                # committed. With it go the verdicts the sanitizer's rules gave on contents that had none for
+                # today's rules (app.safety.verdict), kept with the blocks.
+                verdicts = sanitizer.new_verdicts(cands)
+                if unit.current is not None and verdicts[0]:
+                    await unit.current.execute(Q.set_read_verdicts, (verdicts[0], RULES, *verdicts[1:]))
+                cur = await unit.execute(Q.record_recall, Q.record_recall_scoped, params, extra=(RULES, *verdicts))
                 await unit.close()
                 logged = await cur.fetchone()
         if standby and options.writeback and ids:

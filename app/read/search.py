@@ -22,6 +22,7 @@ from app.read import rail2
 from app.read.config import SearchConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
+from app.safety.verdict import RULES
 
 if TYPE_CHECKING:
     import psycopg
@@ -64,6 +65,7 @@ class Candidate:
     sparse_rank: int | None = None
     rerank: float | None = None
     origin: str = "fast"  # fast | context (SessionContinuity) | cascade | variant
+    read_clean: bool | None = None  # the stored read-time sanitize verdict on content (None: none for today's rules)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def with_score(self, score: float, **kw: Any) -> Candidate:
@@ -86,6 +88,7 @@ def candidate_from_row(row: dict[str, Any], origin: str = "fast") -> Candidate:
         factors={name: float(f) for name, f in (row.get("factors") or {}).items()}, dup_of=row.get("dup_of"),
         dup_cos=float(row["dup_cos"]) if row.get("dup_cos") is not None else None,
         dense_rank=row.get("dense_rank"), sparse_rank=row.get("sparse_rank"), origin=origin,
+        read_clean=row.get("read_clean"),
     )
 
 
@@ -105,6 +108,7 @@ class FastSearch(ReadStage):
 
     name: ClassVar[str] = "search"
     needs_db: ClassVar[bool] = True
+    scopes_itself: ClassVar[bool] = True  # one statement, recall_fast_v3, when the recall has no transaction open
 
     def __init__(self, services: Services, search: SearchConfig | None = None) -> None:
         self.services = services
@@ -121,8 +125,11 @@ class FastSearch(ReadStage):
                    rail2_params: dict | None = None) -> list[Candidate]:
         """``query`` (the question, or a ``variant`` of it) searched and scored with ``ctx``'s times and scoring;
         ``rail2_params``: its second-rail keys when the caller embedded them already (``rail2.search_params_many``)."""
-        conn, scoring, limit = ctx.conn, ctx.scoring, ctx.limit
-        n = await vault_blocks(self.services.vault_sizes, conn, ctx.vault.id, max(self.search.exact_below, SCAN_MAX))
+        scoring, limit, sizes = ctx.scoring, ctx.limit, self.services.vault_sizes
+        n = sizes.get(ctx.vault.id)
+        if n is None:  # probed once a minute, in a transaction of the recall's (the search then runs in it too)
+            n = await vault_blocks(sizes, ctx.conn or await ctx.unit.conn(), ctx.vault.id,
+                                   max(self.search.exact_below, SCAN_MAX))
         search = {**self.search.params(n <= self.search.exact_below), "vault_blocks": n,
                   "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
         # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
@@ -136,8 +143,11 @@ class FastSearch(ReadStage):
         if self.search.focus_dense_w > 0 and sparse_query != query:  # a second dense query, from the focus
             search["qvec_focus"] = Vector(await self.services.models.embed_query(self.services.embedder,
                                                                                  sparse_query)).to_text()
-        cur = await conn.execute(Q.recall_fast, (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search),
-                                               json.dumps(scoring.params()), limit))
+        params = (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search), json.dumps(scoring.params()), limit)
+        if ctx.conn is not None:  # a transaction is open (the caller's, or the recall's)
+            cur = await ctx.conn.execute(Q.recall_fast, params)
+        else:  # none: one statement that scopes itself, on the recall's connection
+            cur = await ctx.unit.execute(Q.recall_fast, Q.recall_fast_scoped, params, extra=(RULES,))
         return [candidate_from_row(r) for r in await cur.fetchall()]
 
 

@@ -18,6 +18,7 @@ import psycopg
 from quicktok import get_encoding
 
 from app.db.queries import Q
+from app.safety.verdict import RULES, text_sha256
 from app.services import Services
 from app.vaults import Vault
 from app.worker.catalogue import defer_graph_build
@@ -318,4 +319,9 @@ class WriteTrack:
         await conn.execute(Q.insert_blocks,
                            (vault.id, [p.block_id for p in creating], json.dumps(rows, default=str),
                             [p.embedding for p in creating]))
+        judged = [p for p in creating if p.read_clean is not None]
+        if judged:  # the read-time sanitizer's verdicts, screened with the items (app.safety.verdict)
+            await conn.execute(Q.set_read_verdicts, ([p.block_id for p in judged], RULES,
+                                                     [text_sha256(p.item.content) for p in judged],
+                                                     [p.read_clean for p in judged]))
 

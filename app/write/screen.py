@@ -17,6 +17,7 @@ from quicktok import count_batch, get_encoding
 
 from app.errors import InvalidInput, PayloadTooLarge
 from app.models.base import Embedder
+from app.safety.verdict import is_clean
 from app.settings import Settings
 from app.write.dedup import Verdict
 from app.write.fingerprint import content_hash, simhash
@@ -58,11 +59,12 @@ class Prepared:
     tokens: int = 0
     ruleset_version: str | None = None
     gate_detail: dict[str, Any] | None = None
+    read_clean: bool | None = None  # the read-time sanitizer's verdict on its content (app.safety.verdict)
 
 
 # What screening fills in, by field name: all a process sends back (the item stays with the caller).
 SCREENED = ("normalized", "spans", "fingerprint", "digest", "embedding", "rejected", "tokens", "ruleset_version",
-            "gate_detail")
+            "gate_detail", "read_clean")
 
 
 class Screen:
@@ -97,6 +99,9 @@ class Screen:
             counts = count_batch(self._tokens, [p.item.content for p in passing], threads=1)
             for p, n in zip(passing, counts, strict=True):
                 p.tokens = int(n)
+            with self.clock("read_verdict"):  # kept with the block: its recalls skip the read-time rules
+                for p in passing:
+                    p.read_clean = is_clean(p.item.content)
         return prepared
 
     def validate(self, items: Sequence[WriteItem], max_items: int | None = None) -> None:

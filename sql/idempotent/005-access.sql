@@ -104,3 +104,25 @@ BEGIN
     REVOKE ALL ON FUNCTION memvault.api_key_active_count_v1() FROM PUBLIC;
 END
 $$;
+
+-- A vault's scope, entered by the statement itself (the recall's self-scoped statements, recall_fast_v3 and
+-- record_recall_v2: one statement in an implicit transaction instead of BEGIN, a set_config statement and COMMIT):
+-- exactly what app/db/connector.py's vault transaction sets first (memvault.vault_id for row-level security, the
+-- audit's actor, the memvault_app role), local to the transaction. The caller passes the vault the connector was
+-- given (the one the request's key was verified for, app/read/unit.py), never a value from the request. Only the
+-- service's login role (and the owner) may call the functions that use it: memvault_app may not (revoked below).
+CREATE OR REPLACE FUNCTION memvault._enter_vault_v1(p_vault uuid, p_actor text)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    IF p_vault IS NULL THEN
+        RAISE EXCEPTION 'a vault-scoped statement needs a vault' USING ERRCODE = 'MV422';
+    END IF;
+    PERFORM set_config('memvault.vault_id', p_vault::text, true), set_config('memvault.actor', coalesce(p_actor, ''), true),
+            set_config('role', 'memvault_app', true);
+END
+$$;
+REVOKE ALL ON FUNCTION memvault._enter_vault_v1(uuid, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault._enter_vault_v1(uuid, text) TO memvault_service;

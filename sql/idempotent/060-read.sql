@@ -840,6 +840,74 @@ BEGIN
 END
 $$;
 
+-- Read-time sanitize verdicts on blocks' contents (sql/incremental/030-block-read-verdict.sql), for p_rules: each
+-- p_ids[i] judged p_clean[i] on the text whose SHA-256 is p_hashes[i] (the caller's: the text it judged, not the
+-- content as it may be now). Blocks gone or of another vault are skipped; a block given twice counts once.
+CREATE OR REPLACE FUNCTION memvault.set_read_verdicts_v1(p_ids bigint[], p_rules text, p_hashes bytea[],
+                                                         p_clean boolean[])
+    RETURNS integer
+    LANGUAGE sql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+    WITH given AS (
+        SELECT DISTINCT ON (u.id) u.id, u.h, u.c
+        FROM unnest(p_ids, p_hashes, p_clean) AS u(id, h, c)
+        WHERE u.id IS NOT NULL AND u.h IS NOT NULL AND u.c IS NOT NULL
+        ORDER BY u.id
+    ), up AS (
+        INSERT INTO memvault.block_read_verdict AS v (vault_id, block_id, rules, text_sha256, clean)
+        SELECT b.vault_id, b.id, p_rules, g.h, g.c
+        FROM given g JOIN memvault.block b ON b.vault_id = memvault.current_vault_id() AND b.id = g.id
+        ON CONFLICT (vault_id, block_id) DO UPDATE
+            SET rules = excluded.rules, text_sha256 = excluded.text_sha256, clean = excluded.clean, judged_at = now()
+        RETURNING 1
+    )
+    SELECT count(*)::integer FROM up
+$$;
+
+-- record_recall_v1 as one statement of its own, in the vault's scope (memvault._enter_vault_v1, from the
+-- connector's vault: app/read/unit.py): the log and write-back of a recall with no transaction open, in an implicit
+-- transaction (one statement instead of BEGIN, the scope's set_config, the log and COMMIT); and the read-time
+-- sanitize verdicts the recall computed (set_read_verdicts_v1: p_rules, p_verdict_ids, _hashes, _clean).
+CREATE OR REPLACE FUNCTION memvault.record_recall_v2(
+    p_vault        uuid,
+    p_actor        text,
+    p_ids          bigint[],
+    p_query        text,
+    p_intent       text,
+    p_mode         text,
+    p_thinking     text,
+    p_stage_ms     jsonb,
+    p_tokens       integer,
+    p_crag         text DEFAULT NULL,
+    p_prefetch_hit boolean DEFAULT false,
+    p_audits       jsonb DEFAULT '[]'::jsonb,
+    p_writeback    boolean DEFAULT true,
+    p_rules        text DEFAULT NULL,
+    p_verdict_ids  bigint[] DEFAULT '{}',
+    p_verdict_hashes bytea[] DEFAULT '{}',
+    p_verdict_clean boolean[] DEFAULT '{}'
+)
+    RETURNS TABLE (recall_id bigint, gap_id bigint, incorrect_count integer)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    IF p_rules IS NOT NULL AND cardinality(p_verdict_ids) > 0 THEN
+        PERFORM memvault.set_read_verdicts_v1(p_verdict_ids, p_rules, p_verdict_hashes, p_verdict_clean);
+    END IF;
+    RETURN QUERY SELECT * FROM memvault.record_recall_v1(p_ids, p_query, p_intent, p_mode, p_thinking, p_stage_ms,
+                                                         p_tokens, p_crag, p_prefetch_hit, p_audits, p_writeback);
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.record_recall_v2(uuid, text, bigint[], text, text, text, text, jsonb, integer, text,
+                                                 boolean, jsonb, boolean, text, bigint[], bytea[], boolean[])
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.record_recall_v2(uuid, text, bigint[], text, text, text, text, jsonb, integer,
+                                                    text, boolean, jsonb, boolean, text, bigint[], bytea[], boolean[])
+    TO memvault_service;
+
 -- The open knowledge gap for a query, if CRAG marked one (surfaced at the next such recall).
 CREATE OR REPLACE FUNCTION memvault.knowledge_gap_for_v1(p_query text)
     RETURNS TABLE (id bigint, query text, incorrect_count integer, first_seen_at timestamptz,
@@ -862,6 +930,21 @@ CREATE OR REPLACE FUNCTION memvault.prefetch_get_v1(p_hash bytea)
     SELECT c.query, c.payload, c.confidence, c.created_at FROM memvault.prefetch_cache c
     WHERE c.vault_id = memvault.current_vault_id() AND c.query_hash = p_hash AND c.expires_at > now()
 $$;
+
+-- prefetch_get_v1 as one statement of its own, in the vault's scope (memvault._enter_vault_v1, from the
+-- connector's vault: app/read/unit.py): a recall's prefetch probe with no transaction open.
+CREATE OR REPLACE FUNCTION memvault.prefetch_get_v2(p_vault uuid, p_actor text, p_hash bytea)
+    RETURNS TABLE (query text, payload jsonb, confidence real, created_at timestamptz)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, pg_catalog
+    AS $$
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    RETURN QUERY SELECT * FROM memvault.prefetch_get_v1(p_hash);
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.prefetch_get_v2(uuid, text, bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.prefetch_get_v2(uuid, text, bytea) TO memvault_service;
 
 CREATE OR REPLACE FUNCTION memvault.prefetch_put_v1(p_hash bytea, p_query text, p_payload jsonb,
                                                     p_confidence real, p_ttl_s integer DEFAULT 300)

@@ -362,4 +362,50 @@ BEGIN
 END
 $$;
 
+-- recall_fast_v2 as one statement of its own, in the vault's scope (memvault._enter_vault_v1, from the connector's
+-- vault: app/read/unit.py): a recall with no transaction open sends this alone, in an implicit transaction, instead
+-- of BEGIN, the scope's set_config and COMMIT around recall_fast_v2 (issue 33: fewer statements, fewer sends).
+-- The same rows as recall_fast_v2 in a transaction of that vault, by construction, in the same order, with one
+-- more column: read_clean, the read-time sanitizer's stored verdict on the row's content when it was judged under
+-- p_rules (its rules now: app/read/sanitize.py) and the content is still the text judged; else NULL (the
+-- sanitizer runs its rules).
+CREATE OR REPLACE FUNCTION memvault.recall_fast_v3(
+    p_vault     uuid,
+    p_actor     text,
+    p_qvec      vector,
+    p_query     text,
+    p_as_of     timestamptz DEFAULT NULL,
+    p_known_at  timestamptz DEFAULT NULL,
+    p_search    jsonb DEFAULT '{}'::jsonb,
+    p_scoring   jsonb DEFAULT '{}'::jsonb,
+    p_limit     integer DEFAULT 50,
+    p_rules     text DEFAULT NULL
+)
+    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
+                   factors json, dup_of bigint, dup_cos double precision,
+                   text text, content text, summary text, category text, kind text, source_kind text,
+                   trust_score real, confidence real, tier text, token_count integer, session_id text,
+                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
+                   access_count integer, version integer, dense_rank integer, sparse_rank integer,
+                   read_clean boolean)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    RETURN QUERY
+    SELECT r.*,
+           (SELECT v.clean FROM memvault.block_read_verdict v  -- one primary-key probe a row, whatever the stats
+             WHERE v.vault_id = p_vault AND v.block_id = r.id AND v.rules = p_rules
+               AND v.text_sha256 = sha256(convert_to(r.content, 'UTF8')))
+    FROM memvault.recall_fast_v2(p_qvec, p_query, p_as_of, p_known_at, p_search, p_scoring, p_limit) r
+    ORDER BY r.score DESC, r.id;
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.recall_fast_v3(uuid, text, vector, text, timestamptz, timestamptz, jsonb, jsonb,
+                                               integer, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.recall_fast_v3(uuid, text, vector, text, timestamptz, timestamptz, jsonb, jsonb,
+                                                  integer, text) TO memvault_service;
+
 

@@ -1,5 +1,6 @@
-"""A recall is one unit of work (issue 33, item 3): one vault transaction for the prefetch probe, the pipeline and
-the recall log; the round trips to PostgreSQL of one recall are counted."""
+"""A recall is one unit of work (issue 33, item 3): one pooled connection for the prefetch probe, the pipeline and
+the recall log, each a statement that scopes itself to the vault (app/read/unit.py); the round trips to PostgreSQL
+of one recall, and the statements it sends, are counted."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ FACTS = ["I live in Taipei", "My dentist appointment is on Friday at 3pm", "I li
 
 
 @asynccontextmanager
-async def round_trips(db, tmp_path):
+async def round_trips(db, tmp_path, statements: list[int] | None = None):
     """The round trips to the server of every connection ``db`` lends while the block runs, read from libpq's own
     trace of the protocol: a round trip is the client sending (F messages) and then waiting for the server's
-    answer (B messages). Pipelined statements sent together are one. Yields a list filled when the block ends."""
+    answer (B messages). Pipelined statements sent together are one. Yields a list filled when the block ends;
+    ``statements``, if given, is filled with the statements each connection sent (Execute or Query messages:
+    BEGIN, a set_config, a function call, COMMIT are one each)."""
     seen: list[int] = []
     real = db.pool.connection
     traces: list[Path] = []
@@ -47,8 +50,12 @@ async def round_trips(db, tmp_path):
     finally:
         db.pool.connection = real
     for path in traces:
-        sides = [line.split("\t", 1)[0] for line in path.read_text().splitlines() if line[:1] in "FB"]
+        lines = [line.split("\t") for line in path.read_text().splitlines() if line[:1] in "FB"]
+        sides = [line[0] for line in lines]
         seen.append(sum(1 for a, b in zip(sides, sides[1:]) if a == "F" and b == "B"))
+        if statements is not None:
+            statements.append(sum(1 for line in lines if line[0] == "F" and len(line) > 2
+                                  and line[2] in ("Execute", "Query")))
 
 
 async def _filled(services, vault) -> None:
@@ -61,15 +68,35 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None
     track = services.read
     await track.recall(vault, "where do I live?")  # warm: archetypes, vault size, router
     await track.drain()
-    async with round_trips(services.db, tmp_path) as seen:
+    statements: list[int] = []
+    async with round_trips(services.db, tmp_path, statements) as seen:
         result = await track.recall(vault, "when is my dentist appointment?")
         await track.drain()
     assert result.cards
-    print(f"\nround trips per recall: {sum(seen)} (per checkout: {seen})")
-    # The recall's unit (BEGIN + scope + probe, the search, the log with its write-back + COMMIT); the write-back
-    # had a transaction of its own until the recall CPU work (BEGIN + scope + touch + COMMIT: [3, 1]). Before
-    # issue 33: four transactions of four round trips each, 16.
+    print(f"\nround trips per recall: {sum(seen)} (per checkout: {seen}), statements: {statements}")
+    # The recall's unit: the prefetch probe, the search, the log with its write-back, each one statement that
+    # scopes itself (prefetch_get_v2, recall_fast_v3, record_recall_v2), one round trip each. Until round 3 of
+    # docs/recall-cpu.md the same three round trips carried six statements (BEGIN, the scope's set_config, the
+    # probe; the search; the log, COMMIT: [6]), and the write-back had a transaction of its own before that
+    # ([3, 1]). Before issue 33: four transactions of four round trips each, 16.
     assert seen == [3]
+    assert statements == [3]
+
+
+async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault, tmp_path) -> None:
+    """A recall that skips the prefetch probe (a time given, as the benchmarks ask): two statements, the search
+    and the log, no transaction statement at all (before round 3: BEGIN, scope, search; log, COMMIT: 5)."""
+    from app.read.config import RecallOptions
+
+    await _filled(services, vault)
+    track = services.read
+    options = RecallOptions(thinking="fast", use_prefetch=False, as_of=T0 + timedelta(days=1))
+    await track.recall(vault, "where do I live?", options)  # warm
+    statements: list[int] = []
+    async with round_trips(services.db, tmp_path, statements) as seen:
+        result = await track.recall(vault, "when is my dentist appointment?", options)
+    assert result.cards
+    assert seen == [2] and statements == [2]
 
 
 async def test_the_write_back_is_committed_with_the_log(services, vault) -> None:
