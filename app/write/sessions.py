@@ -196,12 +196,14 @@ class SessionTrack:
         prepared = await self.services.models.run(self.write.screen, items, max_items=limit)
 
         async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers) -> list[ItemResult]:
+            # The session's close travels with Dedup's reads (pipelined: one round trip, app/db/connector.py;
+            # Dedup reads blocks, not the session) and is read after them; the apply then goes with COMMIT.
+            closing = await conn.execute(Q.close_session,
+                                         (vault.id, session_id, summary, json.dumps(thread_map), through))
             await self.write.decide(vault, prepared, conn, mirror, answers=answers)
-            results = await self.write.apply(conn, vault, prepared)
-            cur = await conn.execute(Q.close_session,
-                                     (vault.id, session_id, summary, json.dumps(thread_map), through))
-            if await cur.fetchone() is None:  # a concurrent close took this segment: this one writes nothing
+            if await closing.fetchone() is None:  # a concurrent close took this segment: this one writes nothing
                 raise Conflict(f"session {session_id!r} is already closed", hint="it was closed meanwhile")
+            results = await self.write.apply(conn, vault, prepared)
             if hook is not None:
                 await hook(conn, results)
             return results

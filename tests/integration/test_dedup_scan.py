@@ -13,7 +13,6 @@ import psycopg
 import pytest
 from pgvector.psycopg import register_vector
 
-
 DIM = 512
 
 # The scan as it was before the inner-product screen (b54e9c8): every pair of the vault gets its cosine.

@@ -60,14 +60,35 @@ async def test_a_session_moved_meanwhile_still_rolls_the_append_back(services, v
     assert len(res.turn_ids) == len(TURNS)
 
 
-async def test_a_close_holds_the_lock_for_three_round_trips(services, vault, tmp_path) -> None:
-    """Under the lock: BEGIN, scope, lock, the block ids and the candidates; the apply with the graph job and the
-    session's close (read: a concurrent close makes this one write nothing); COMMIT. Before: 5 (the ids, the
-    candidates and the graph job's id each read on their own)."""
+async def test_a_close_holds_the_lock_for_two_round_trips(services, vault, tmp_path) -> None:
+    """Under the lock: BEGIN, scope, lock, the session's close (read after Dedup's reads: a concurrent close makes
+    this one write nothing), the block ids and the candidates; then the apply with the graph job and COMMIT.
+    Before: 5 (the ids, the candidates, the graph job's id and the session's close each read on their own)."""
     track = SessionTrack(services)
     await track.append_turns(vault, "s1", _turns())
     async with round_trips(services.db, tmp_path) as seen:
         closed = await track.close(vault, "s1")
     assert closed.units
     print(f"\nround trips per close: {seen}")
-    assert seen[-1] == 3
+    assert seen[-1] == 2
+
+
+async def test_two_closes_of_one_session_at_once_write_its_units_once(services, vault) -> None:
+    """Both read the session open and extract its units before the lock; the second to hold it finds the segment
+    closed by the first (the session's close, read after its Dedup reads) and writes nothing: no unit twice."""
+    import asyncio
+
+    from app.errors import Conflict
+
+    await SessionTrack(services).append_turns(vault, "s1", _turns())
+    outcomes = await asyncio.gather(*(SessionTrack(services).close(vault, "s1") for _ in range(2)),
+                                    return_exceptions=True)
+    closed = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert len(closed) == 1 and [type(o) for o in outcomes if isinstance(o, BaseException)] == [Conflict]
+    rows = await services.db.fetchall("SELECT kind, count(*)::int AS n FROM memvault.block WHERE kind <> 'chunk' "
+                                      "GROUP BY kind ORDER BY kind", vault_id=vault.id)
+    units = sum(1 for u in closed[0].units if u.decision == "CREATE")
+    assert {r["kind"]: r["n"] for r in rows} == {"summary": 1, "unit": units}
+    session = await services.db.fetchone("SELECT segments, closed_at FROM memvault.session WHERE id = 's1'",
+                                         vault_id=vault.id)
+    assert session["segments"] == 1 and session["closed_at"] is not None
