@@ -32,31 +32,39 @@ def dream_lock(vault_id: UUID | str) -> str:
 
 
 async def defer_in(conn: psycopg.AsyncConnection, task_name: str, args: dict[str, Any], *,
-                   queue: str = "default", queueing_lock: str | None = None) -> int | None:
+                   queue: str = "default", queueing_lock: str | None = None, read: bool = True) -> int | None:
     """Queue a job on ``conn``'s open transaction: it exists only if that transaction commits. Called by the
     ``defer_<job>`` functions (which own the task's name, queue and lock).
 
-    None: a job with the same ``queueing_lock`` is already waiting, and will do the work."""
+    None: a job with the same ``queueing_lock`` is already waiting, and will do the work; or ``read`` is False:
+    the job's id is not read, so on a pipelined connection (app/db/connector.py) the statement travels with the
+    next one whose result is read, or with COMMIT, instead of a round trip of its own (an error still fails the
+    transaction there)."""
     cur = await conn.execute(
         Q.defer_job,
         (task_name, json.dumps(args, default=str), queue, queueing_lock),
     )
+    if not read:
+        return None
     row = await cur.fetchone()
     value = row["id"] if isinstance(row, dict) else row[0]
     return None if value is None else int(value)
 
 
-async def defer_graph_build(conn: psycopg.AsyncConnection, *, vault_id: UUID, block_ids: Iterable[int]) -> int | None:
-    """Queue the graph build of ``block_ids`` on ``conn``'s open transaction (app/background/graph_build.py)."""
+async def defer_graph_build(conn: psycopg.AsyncConnection, *, vault_id: UUID, block_ids: Iterable[int],
+                            read: bool = True) -> int | None:
+    """Queue the graph build of ``block_ids`` on ``conn``'s open transaction (app/background/graph_build.py);
+    ``read``: see :func:`defer_in`."""
     return await defer_in(conn, GRAPH_BUILD, {"vault_id": str(vault_id), "block_ids": sorted(set(block_ids))},
-                          queue=GRAPH_QUEUE)
+                          queue=GRAPH_QUEUE, read=read)
 
 
-async def defer_prefetch(conn: psycopg.AsyncConnection, *, vault_id: UUID, session_id: str) -> int | None:
+async def defer_prefetch(conn: psycopg.AsyncConnection, *, vault_id: UUID, session_id: str,
+                         read: bool = True) -> int | None:
     """Queue the Slow Thinker for ``session_id`` on ``conn``'s open transaction; None when one already waits
-    (app/background/prefetch.py)."""
+    (app/background/prefetch.py). ``read``: see :func:`defer_in`."""
     return await defer_in(conn, PREFETCH, {"vault_id": str(vault_id), "session_id": session_id},
-                          queue=PREFETCH_QUEUE, queueing_lock=f"prefetch:{vault_id}:{session_id}")
+                          queue=PREFETCH_QUEUE, queueing_lock=f"prefetch:{vault_id}:{session_id}", read=read)
 
 
 async def defer_dream(conn: psycopg.AsyncConnection, *, vault_id: UUID, dry_run: bool = False,

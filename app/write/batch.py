@@ -124,7 +124,9 @@ class BatchDedup:
                 # was a tenth of the bulk path's critical thread). Ranked as ``near`` is sorted below.
                 up = np.flatnonzero(above)
                 best = up[np.lexsort((self._ids[idx[up]], -cos[up]))[: cfg.candidates]]
-                pick = np.union1d(best, np.flatnonzero(same))
+                keep = same.astype(bool)  # union1d(best, flatnonzero(same)) without its sort: a mask, in order
+                keep[best] = True
+                pick = np.flatnonzero(keep)
             for n, value, is_same in zip(idx[pick].tolist(), cos[pick].tolist(), same[pick].tolist(), strict=True):
                 b = self._blocks[n]
                 c = Candidate(b.block_id, value, b.kind, b.category, b.content, b.fingerprint, bool(is_same))

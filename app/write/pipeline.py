@@ -148,18 +148,22 @@ class WriteTrack:
         if answers is None:
             answers = ModelAnswers(self.dedup, self._embed, asking=True)
         t0 = time.perf_counter()
+        batch = BatchDedup(self.dedup.config, self.spare)
         if rehearsal:
             # Stand-in ids above every real one (as the ids a batch draws are), so candidates tie-break alike.
             ids = [{"id": REHEARSAL_IDS + n} for n in range(len(passing))]
+            rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k, mirror)
         else:
+            assert conn is not None, "block ids are drawn on the batch's transaction"
             if mirror is not None:
-                assert conn is not None, "the vector mirror reads the vault on the batch's transaction"
                 await mirror.refresh(conn, vault.id)
-            ids = await self._fetch(Q.allocate_block_ids, (len(passing),), vault, conn)
+            # The ids are read after the candidates: both statements travel in one round trip (pipelined, app/db/
+            # connector.py); the candidates do not depend on the ids.
+            drawn = await conn.execute(Q.allocate_block_ids, (len(passing),))
+            rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k, mirror)
+            ids = await drawn.fetchall()
         for p, row in zip(passing, ids, strict=True):
             p.block_id = int(row["id"])
-        batch = BatchDedup(self.dedup.config, self.spare)
-        rows = await self._candidate_rows(vault, passing, conn, batch.fetch_k, mirror)
         for n, p in enumerate(passing):
             assert p.embedding is not None
             candidates = batch.candidates(p.item.kind, p.embedding, p.digest, rows.get(n, []), batch.fetch_k)
@@ -250,8 +254,8 @@ class WriteTrack:
             await conn.execute(Q.record_sources, (vault.id, json.dumps(sources)))
         if audits:
             await conn.execute(Q.audit, (vault.id, json.dumps(audits, default=str)))
-        if touched:
-            await defer_graph_build(conn, vault_id=vault.id, block_ids=touched)
+        if touched:  # not read: it goes with the next statement read, or COMMIT
+            await defer_graph_build(conn, vault_id=vault.id, block_ids=touched, read=False)
         return [results[i] for i in sorted(results)]
 
     async def _fetch(self, query: str, params: Any, vault: Vault, conn: psycopg.AsyncConnection | None) -> list[dict]:

@@ -98,18 +98,24 @@ class SessionTrack:
             async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers,
                            before: str | None = before, where: list[int] = where,
                            prepared: list = prepared) -> TurnsResult:
-                if await last_turn(conn, vault, session_id) != before:
-                    raise _ContextMoved
-                ids, reopened = await archive_turns(conn, vault, session_id, turns)
-                for p in prepared:
-                    p.item = replace(p.item, turn_ids=(ids[where[p.index]],))
-                results = []
+                # The session's last turn and the archive's insert travel with Dedup's reads (pipelined: one
+                # round trip, app/db/connector.py; Dedup reads neither), and are read after them: a session that
+                # took other turns meanwhile rolls the whole transaction back, the archived turns with it.
+                last = await conn.execute(Q.last_turn, (vault.id, session_id))
+                archived = await send_turns(conn, vault, session_id, turns)
                 if prepared:
                     await self.write.decide(vault, prepared, conn, answers=answers)
-                    results = await self.write.apply(conn, vault, prepared)
+                row = await last.fetchone()
+                if (row["content"] if row else None) != before:
+                    raise _ContextMoved
+                ids, reopened = await archived_ids(archived)
+                for p in prepared:
+                    p.item = replace(p.item, turn_ids=(ids[where[p.index]],))
+                results = await self.write.apply(conn, vault, prepared) if prepared else []
                 result = TurnsResult(session_id, tuple(ids), tuple(results), reopened=reopened)
-                # The Slow Thinker predicts the next questions in the background (one queued job per session).
-                await defer_prefetch(conn, vault_id=vault.id, session_id=session_id)
+                # The Slow Thinker predicts the next questions in the background (one queued job per session);
+                # its job id is not read: it goes with COMMIT.
+                await defer_prefetch(conn, vault_id=vault.id, session_id=session_id, read=False)
                 if hook is not None:
                     await hook(conn, result)
                 return result
@@ -190,12 +196,14 @@ class SessionTrack:
         prepared = await self.services.models.run(self.write.screen, items, max_items=limit)
 
         async def work(conn: psycopg.AsyncConnection, answers: ModelAnswers) -> list[ItemResult]:
+            # The session's close travels with Dedup's reads (pipelined: one round trip, app/db/connector.py;
+            # Dedup reads blocks, not the session) and is read after them; the apply then goes with COMMIT.
+            closing = await conn.execute(Q.close_session,
+                                         (vault.id, session_id, summary, json.dumps(thread_map), through))
             await self.write.decide(vault, prepared, conn, mirror, answers=answers)
-            results = await self.write.apply(conn, vault, prepared)
-            cur = await conn.execute(Q.close_session,
-                                     (vault.id, session_id, summary, json.dumps(thread_map), through))
-            if await cur.fetchone() is None:  # a concurrent close took this segment: this one writes nothing
+            if await closing.fetchone() is None:  # a concurrent close took this segment: this one writes nothing
                 raise Conflict(f"session {session_id!r} is already closed", hint="it was closed meanwhile")
+            results = await self.write.apply(conn, vault, prepared)
             if hook is not None:
                 await hook(conn, results)
             return results
@@ -269,20 +277,22 @@ class SessionTrack:
                 raise InvalidInput(f"turn {i}: said_at has no time zone", hint="use ISO-8601 with an offset or Z")
 
 
-async def last_turn(conn: psycopg.AsyncConnection, vault: Vault, session_id: str) -> str | None:
-    """The content of the session's latest archived turn (None for a new session)."""
-    cur = await conn.execute(Q.last_turn, (vault.id, session_id))
-    row = await cur.fetchone()
-    return row["content"] if row else None
-
-
 async def archive_turns(conn: psycopg.AsyncConnection, vault: Vault, session_id: str,
                         turns: Sequence[TurnIn]) -> tuple[list[int], bool]:
     """Archive turns verbatim (the session row is created on its first turn, a closed one reopens); their ids in
     order, and whether they reopened the session."""
+    return await archived_ids(await send_turns(conn, vault, session_id, turns))
+
+
+async def send_turns(conn: psycopg.AsyncConnection, vault: Vault, session_id: str,
+                     turns: Sequence[TurnIn]) -> psycopg.AsyncCursor:
+    """:func:`archive_turns`'s statement, not read yet (:func:`archived_ids` reads it)."""
     payload = [{"role": t.role, "content": t.content, "said_at": t.said_at.isoformat()} for t in turns]
-    cur = await conn.execute(Q.append_turns,
-                             (vault.id, session_id, json.dumps(payload)))
+    return await conn.execute(Q.append_turns, (vault.id, session_id, json.dumps(payload)))
+
+
+async def archived_ids(cur: psycopg.AsyncCursor) -> tuple[list[int], bool]:
+    """The archived turns' ids in order, and whether they reopened the session."""
     rows = await cur.fetchall()
     return [r["turn_id"] for r in rows], bool(rows and rows[0]["reopened"])
 

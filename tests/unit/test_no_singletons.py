@@ -56,6 +56,7 @@ ALLOWED = {
     "app.models.tasks.resolve_conflict:_triples": "pure: text -> tuple of its heuristic triples (NamedTuples)",
     "app.models.tasks.text:_cue_patterns": "pure: cues -> their compiled patterns (re's own cache, per list)",
     "app.models.tasks.text:stem": "pure: word -> its stem (a str)",
+    "app.models.tasks.cue_filter:_comparable": "pure: a character -> a bool",
     "app.models.tasks.speech:_fold": "pure: text -> it lower-cased without accents (a str)",
     "app.models.tasks.speech:_root": "pure: word -> its cross-language root (a str)",
     "app.models.tasks.speech:_echo_roots": "pure: text -> the frozenset of its words' roots",

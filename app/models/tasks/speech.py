@@ -24,6 +24,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from app.models.tasks.cue_filter import absent, literal_screen
 from app.models.tasks.text import CJK_RE, EN_STOPWORDS, ZH_STOPCHARS, stem
 
 # Words of reaction, in the languages the vault's users write (lower case, no accents). A social sentence needs one
@@ -58,6 +59,7 @@ SOCIAL_PHRASES = re.compile(
     r"que tal|how'?s it going|what'?s up|wie geht'?s|(?:comment )?ca va)\b",
     re.I,
 )
+_SOCIAL_PHRASES_NEED = literal_screen((SOCIAL_PHRASES.pattern,))
 # Function words beyond English: articles, pronouns, prepositions, auxiliaries, intensifiers.
 FUNCTION_WORDS = frozenset("""
     whole such quite so very really too much what how that's it's you've you're your yours you
@@ -85,6 +87,8 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|[;；]\s*|\n+")
 @lru_cache(maxsize=1 << 16)  # pure; a close folds the same words over and over (every sentence's echo)
 def _fold(word: str) -> str:
     """Lower case without accents ("Glückwunsch" -> "gluckwunsch", "ánimo" -> "animo")."""
+    if word.isascii():  # NFKD leaves ASCII as it is, with no combining mark: most words, in C
+        return word.lower()
     return "".join(c for c in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(c))
 
 
@@ -132,9 +136,12 @@ def _new_words(sentence: str, echo: str) -> int:
     of them is social (-1 - that count)."""
     echoed_roots = _echo_roots(echo)
     folded = _fold(sentence).replace("’", "'")
-    social = bool(SOCIAL_PHRASES.search(folded))
+    if absent(_SOCIAL_PHRASES_NEED, folded):  # most sentences: no phrase can match (cue_filter.py)
+        social, rest = False, folded
+    else:
+        social, rest = bool(SOCIAL_PHRASES.search(folded)), SOCIAL_PHRASES.sub(" ", folded)
     new_words = 0
-    for w in _words(SOCIAL_PHRASES.sub(" ", folded)):
+    for w in _words(rest):
         bare = w.split("'")[0] if "'" in w and w not in EN_STOPWORDS else w
         if w in SOCIAL_WORDS or bare in SOCIAL_WORDS or stem(bare) in SOCIAL_WORDS:
             social = True

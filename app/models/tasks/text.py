@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from app.models.tasks.cue_filter import absent, literal_screen
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RE = re.compile(f"[{_CJK}]")
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -274,14 +276,18 @@ def has_any(text: str, cues: Iterable[str]) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _has_any(text: str, cues: tuple[str, ...]) -> tuple[str, ...]:
-    joined, each = _cue_patterns(cues)
+    joined, each, needs = _cue_patterns(cues)
+    if absent(needs, text):
+        return ()  # none of the strings some cue needs: no cue can match (app/models/tasks/cue_filter.py)
     if joined.search(text) is None:
         return ()
     return tuple(c for c, pattern in zip(cues, each, strict=True) if pattern.search(text))
 
 
 @lru_cache(maxsize=64)
-def _cue_patterns(cues: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
-    """A list of cues compiled (case-insensitive): all of them as one alternation, and each on its own."""
+def _cue_patterns(cues: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...],
+                                                  re.Pattern[str] | None]:
+    """A list of cues compiled (case-insensitive): all of them as one alternation, each on its own, and the
+    strings one of which a text needs for any of them to match (:func:`cue_filter.literal_screen`)."""
     return (re.compile("|".join(f"(?:{c})" for c in cues) or r"(?!)", re.I),
-            tuple(re.compile(c, re.I) for c in cues))
+            tuple(re.compile(c, re.I) for c in cues), literal_screen(cues))

@@ -106,10 +106,10 @@ def _mash_token(tok: str) -> bool:
     if len(tok) < 5 or not tok.isascii() or not tok.isalpha():
         return False
     low = tok.lower()
-    vowels = sum(low.count(v) for v in "aeiouy")
+    vowels = len(low) - len(low.translate(_NO_VOWELS))  # each vowel counted, in C
     if vowels / len(low) < 0.12:
         return True
-    if any(run in low for run in _KEY_RUNS):
+    if _KEY_RUN.search(low):  # any of _KEY_RUNS in it: one search of the literals
         return True
     return len(low) >= 8 and len(set(low)) <= 3  # 'jdjdjdjdjd'
 
@@ -117,6 +117,8 @@ def _mash_token(tok: str) -> bool:
 # Four keys in a row on a keyboard, either direction ('asdf', 'lkjh', 'qwer').
 _KEY_RUNS = tuple({row[i:i + 4] for row in _KEY_ROWS for i in range(len(row) - 3)}
                   | {row[::-1][i:i + 4] for row in _KEY_ROWS for i in range(len(row) - 3)})
+_KEY_RUN = re.compile("|".join(map(re.escape, sorted(_KEY_RUNS))))
+_NO_VOWELS = str.maketrans("", "", "aeiouy")
 _SHORT = 240  # characters: only a turn this short can be a pleasantry or too thin
 _MASH_TOKENS = 40
 
