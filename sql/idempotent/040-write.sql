@@ -24,6 +24,14 @@
 -- included: its inner product 0 passes a bound of 0). The vault's blocks are read once, of the batch's layers
 -- only (an append's chunks skip the units and summaries). 26 items over 1,800 blocks: 12-13 -> 7.5-9 ms of
 -- backend CPU a call; 20 chunks: 10-13 -> 6-8 ms (docs/benchmarks.md, "Session close, round 3").
+-- The rows returned are read again by their address (ctid, taken where the candidate was found, in the same
+-- statement and snapshot: a Tid Scan per candidate), not joined by (vault_id, id): a vault that is not among the
+-- statistics' vault ids (created or grown since block was last analyzed; in the benchmark's database, every vault,
+-- the statistics describing the previous run's, dropped) is estimated at one row, and that join became a nested
+-- loop over the whole vault, materialized and re-read once per candidate (65 x ~1,250 rows of ~2.9 kB), or an
+-- index scan of block_session_idx per candidate (every index starting with vault_id costs the same at one row).
+-- ~1 ms of PostgreSQL CPU a turn of `bench ingest --close-sessions` once autovacuum had analyzed the benchmark's
+-- database (docs/benchmarks.md, "Session close, round 5").
 CREATE OR REPLACE FUNCTION memvault.dedup_candidates_v3(
     p_vault       uuid,
     p_embeddings  vector[],
@@ -59,28 +67,33 @@ BEGIN
           FROM unnest($2, $3, $4) WITH ORDINALITY AS x(emb, h, layer, ord)
     ), near AS (%s
     ), hits AS (
-        SELECT u.ord, u.id, bool_or(u.nearest) AS nearest FROM (
-            SELECT n.ord, n.id, true AS nearest FROM near n
+        SELECT u.ord, u.id, u.tid, bool_or(u.nearest) AS nearest FROM (
+            SELECT n.ord, n.id, n.tid, true AS nearest FROM near n
             UNION ALL
-            SELECT i.ord, b.id, false
+            SELECT i.ord, b.id, b.ctid, false
               FROM i JOIN memvault.block b
                 ON b.vault_id = $1 AND b.content_hash = i.h AND b.retracted_at IS NULL AND b.invalid_at IS NULL
                AND b.kind = ANY (i.kinds)
-        ) u GROUP BY u.ord, u.id
+        ) u GROUP BY u.ord, u.id, u.tid
     )
     SELECT i.ord, b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content, b.normalized,
            b.fingerprint, b.content_hash = i.h, b.valid_at, h.nearest
-      FROM hits h JOIN i ON i.ord = h.ord JOIN memvault.block b ON b.vault_id = $1 AND b.id = h.id
+      FROM hits h JOIN i ON i.ord = h.ord CROSS JOIN LATERAL (
+        SELECT b.id, b.embedding, b.kind, b.category, b.content, b.normalized, b.fingerprint, b.content_hash,
+               b.valid_at
+          FROM memvault.block b WHERE b.ctid = h.tid AND b.vault_id = $1 AND b.id = h.id
+        OFFSET 0) b
      ORDER BY 1, 3 DESC, 2
     $q$,
     CASE WHEN v_exact THEN format($near$
         -- One pass over the vault's blocks of the batch's layers (each block's norm computed once) for every item;
         -- the pairs the inner product screens in get their cosine, once each (OFFSET 0 keeps each step apart).
-        SELECT r.ord, r.id FROM (
-            SELECT d.ord, d.id, row_number() OVER (PARTITION BY d.ord ORDER BY d.cosine DESC, d.id) AS rn
-              FROM (SELECT p.ord, p.id, (1 - (p.embedding <=> p.emb))::real AS cosine
-                      FROM (SELECT i.ord, b.id, b.embedding, i.emb
-                              FROM i JOIN (SELECT b.id, b.kind, b.embedding, vector_norm(b.embedding) AS norm
+        SELECT r.ord, r.id, r.tid FROM (
+            SELECT d.ord, d.id, d.tid, row_number() OVER (PARTITION BY d.ord ORDER BY d.cosine DESC, d.id) AS rn
+              FROM (SELECT p.ord, p.id, p.tid, (1 - (p.embedding <=> p.emb))::real AS cosine
+                      FROM (SELECT i.ord, b.id, b.tid, b.embedding, i.emb
+                              FROM i JOIN (SELECT b.id, b.ctid AS tid, b.kind, b.embedding,
+                                                  vector_norm(b.embedding) AS norm
                                              FROM memvault.block b
                                             WHERE b.vault_id = %L::uuid AND b.retracted_at IS NULL
                                               AND b.invalid_at IS NULL AND b.kind = ANY ($7)
@@ -92,8 +105,8 @@ BEGIN
          WHERE r.rn <= $5$near$, p_vault)
     ELSE format($near$
         -- The vault's own HNSW index (the vault as a literal, so the planner matches the partial index).
-        SELECT i.ord, c.id FROM i CROSS JOIN LATERAL (
-            SELECT b.id, b.embedding <=> i.emb AS dist
+        SELECT i.ord, c.id, c.tid FROM i CROSS JOIN LATERAL (
+            SELECT b.id, b.ctid AS tid, b.embedding <=> i.emb AS dist
               FROM memvault.block b
              WHERE b.vault_id = %L::uuid AND b.retracted_at IS NULL AND b.invalid_at IS NULL
                AND b.kind = ANY (i.kinds)
