@@ -358,11 +358,11 @@ SELECT memvault.audit_v1(%s, %s::jsonb);
 
 -- dedup_candidates --
 -- app/write/pipeline.py
-SELECT * FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real);
+SELECT item, block_id, cosine, kind, category, content, fingerprint, same_hash, nearest FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real);
 
 -- dedup_candidate_rows --
 -- app/write/pipeline.py: the rows for the pairs the bulk path's vector mirror found
-SELECT * FROM memvault.dedup_candidate_rows_v1(%s, %s::integer[], %s::bigint[], %b, %s, %s, %s::integer, %s::real);
+SELECT item, block_id, cosine, kind, category, content, fingerprint, same_hash, nearest FROM memvault.dedup_candidate_rows_v1(%s, %s::integer[], %s::bigint[], %b, %s, %s, %s::integer, %s::real);
 
 -- dedup_vectors_since --
 -- app/write/mirror.py

@@ -12,6 +12,7 @@ import pytest
 
 from app.db.connector import as_array
 from app.vaults import create_vault
+from app.write.batch import CandidateRow, layer_of
 from app.write.bulk import BulkConfig, BulkIngest, SessionIn
 from app.write.dedup import DedupConfig
 from app.write.items import WriteItem
@@ -219,6 +220,39 @@ async def test_the_vector_mirror_finds_the_candidates_the_database_scan_finds(se
     layers = {(p.item.kind, r.kind) for n, p in enumerate(prepared) for r in scanned.get(n, [])}
     assert ("summary", "summary") in layers  # summaries meet summaries, and only them
     assert not {("summary", "unit"), ("summary", "memory"), ("summary", "chunk")} & layers
+
+
+@pytest.mark.parametrize("mirrored", [False, True])
+async def test_candidate_rows_made_as_read_equal_the_rows_read_as_dicts(services, mirrored: bool) -> None:
+    """On a transaction's connection the candidate rows are made as psycopg reads them (a row factory, no dict a
+    row; app/write/pipeline.py); outside one (a rehearsal) they come from the pool's dicts. Both give the rows the
+    query's whole result (``SELECT *`` of dedup_candidates_v3) gives, converted as before the row factory."""
+    vault = await create_vault(services.db, "rows")
+    track = WriteTrack(services)
+    for it in memories(BEFORE + BATCH, T0):
+        await track.remember(vault, [it])
+    probe = WriteTrack(services, DedupConfig(min_cosine=0.0))
+    items = memories(BATCH, T0 + timedelta(days=2))
+    prepared = [p for p in probe.screen(items) if p.rejected is None]
+    mirror = VectorMirror(services.embedder.dim, MirrorConfig()) if mirrored else None
+    k = probe.dedup.config.candidates
+    async with services.db.transaction(vault.id) as conn:
+        if mirror is not None:
+            await mirror.refresh(conn, vault.id)
+        made = await probe._candidate_rows(vault, prepared, conn, k, mirror)
+    as_dicts = await probe._candidate_rows(vault, prepared, None, k, mirror)
+    whole = await services.db.fetchall(
+        "SELECT * FROM memvault.dedup_candidates_v3(%s, %b, %s, %s, %s::integer, %s::real)",
+        (vault.id, [p.embedding for p in prepared], [p.digest for p in prepared],
+         [layer_of(p.item.kind) for p in prepared], k, 0.0), vault_id=vault.id)
+    before: dict[int, list[CandidateRow]] = {}
+    for r in whole:
+        before.setdefault(r["item"] - 1, []).append(CandidateRow(
+            r["block_id"], float(r["cosine"]), r["kind"], r["category"], r["content"], int(r["fingerprint"]),
+            bool(r["same_hash"]), bool(r["nearest"])))
+    assert made == as_dicts == before
+    assert sum(len(rows) for rows in made.values()) >= 3 * len(prepared)
+    assert all(type(r.cosine) is float and type(r.fingerprint) is int for rows in made.values() for r in rows)
 
 
 async def test_bulk_batches_holding_merges_equal_single_writes_and_search_the_mirror_once(services,
