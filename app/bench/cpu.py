@@ -21,11 +21,11 @@ from app.db.connector import Database
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _self_cpu() -> float:
-    """This process's CPU and its children's that have ended (the bulk path's screening process, shut down when
-    its import ends, is counted as the writer's)."""
+def _self_cpu() -> tuple[float, float]:
+    """(this process's CPU, its children's that have ended): the bulk path's screening process, shut down when its
+    import ends, is counted as the writer's, and told apart."""
     r, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
+    return r.ru_utime + r.ru_stime, c.ru_utime + c.ru_stime
 
 
 def proc_cpu(pid: int) -> float | None:
@@ -64,14 +64,18 @@ def _own_ports() -> set[int]:
 
 @dataclass(frozen=True, slots=True)
 class CpuUse:
-    writer_s: float
+    writer_s: float  # the writer process's CPU and its ended children's
     postgres_s: float | None
+    children_s: float = 0.0  # of writer_s, the children's (the bulk path's screening process)
 
     def per_item_ms(self, n: int, cores: int = 2) -> dict[str, float | None]:
         total = self.writer_s + (self.postgres_s or 0.0)
-        return {"writer": round(self.writer_s * 1000 / n, 3),
-                "postgres": round(self.postgres_s * 1000 / n, 3) if self.postgres_s is not None else None,
-                "bound_per_s": round(n * cores / total, 1) if total else None}
+        out = {"writer": round(self.writer_s * 1000 / n, 3),
+               "postgres": round(self.postgres_s * 1000 / n, 3) if self.postgres_s is not None else None,
+               "bound_per_s": round(n * cores / total, 1) if total else None}
+        if self.children_s:
+            out["writer_child"] = round(self.children_s * 1000 / n, 3)
+        return out
 
 
 class CpuMeter:
@@ -92,16 +96,19 @@ class CpuMeter:
     @asynccontextmanager
     async def __call__(self, section: str) -> AsyncIterator[None]:
         backends = {p: c for p in await self._pids() if (c := proc_cpu(p)) is not None}
-        writer = _self_cpu()
+        own, children = _self_cpu()
         yield
-        writer = _self_cpu() - writer
+        own_after, children_after = _self_cpu()
+        children = children_after - children
+        writer = own_after - own + children
         readable = [c - backends.get(p, 0.0) for p in await self._pids() if (c := proc_cpu(p)) is not None]
         pg = max(0.0, sum(readable)) if readable else None
         had = self.use.get(section)
         if had is not None:
             writer += had.writer_s
+            children += had.children_s
             pg = None if pg is None or had.postgres_s is None else pg + had.postgres_s
-        self.use[section] = CpuUse(writer, pg)
+        self.use[section] = CpuUse(writer, pg, children)
 
     def per_item_ms(self, section: str, n: int) -> dict[str, float | None] | None:
         use = self.use.get(section)

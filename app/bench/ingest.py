@@ -504,7 +504,9 @@ def _cpu_line(cpu: dict[str, Any] | None, unit: str, units: str) -> str:
     if not cpu:
         return "    cpu: not measured"
     pg = f", PostgreSQL {cpu['postgres']:.2f}" if cpu.get("postgres") is not None else " (PostgreSQL not readable)"
-    return (f"    cpu ms/{unit}: writer {cpu['writer']:.2f}{pg}; at that cost 2 idle cores reach "
+    child = (f" (its process {cpu['writer'] - cpu['writer_child']:.2f} + the screening process "
+             f"{cpu['writer_child']:.2f})") if cpu.get("writer_child") else ""
+    return (f"    cpu ms/{unit}: writer {cpu['writer']:.2f}{child}{pg}; at that cost 2 idle cores reach "
             f"{cpu['bound_per_s']:.0f} {units}/s")
 
 

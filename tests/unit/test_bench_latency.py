@@ -46,6 +46,18 @@ def test_cpu_per_recall_is_process_plus_postgres() -> None:
     assert cpu_ms(meter, "none", 10) is None and _cpu_cell(None) == "n/a"
 
 
+def test_the_writers_cpu_tells_its_screening_process_apart() -> None:
+    from app.bench.cpu import CpuUse
+    from app.bench.ingest import _cpu_line
+
+    use = CpuUse(writer_s=1.3, postgres_s=0.3, children_s=0.5).per_item_ms(1000)
+    assert use == {"writer": 1.3, "postgres": 0.3, "bound_per_s": 1250.0, "writer_child": 0.5}
+    assert "writer 1.30 (its process 0.80 + the screening process 0.50), PostgreSQL 0.30" in _cpu_line(
+        use, "memory", "memories")
+    alone = CpuUse(writer_s=1.3, postgres_s=0.3).per_item_ms(1000)
+    assert "writer_child" not in alone and "screening" not in _cpu_line(alone, "memory", "memories")
+
+
 def test_a_fill_is_said_before_now_at_any_size() -> None:
     from datetime import timedelta
 
