@@ -267,11 +267,18 @@ class Database:
             try:
                 yield conn
             finally:
-                if not conn.closed and conn.autocommit:  # as the pool lends it; one that cannot be reset (a
-                    try:  # statement cut short by an error) is closed, and the pool discards it
-                        await conn.set_autocommit(False)
-                    except psycopg.Error:
-                        await conn.close()
+                await Database.lend_back(conn)
+
+    @staticmethod
+    async def lend_back(conn: psycopg.AsyncConnection) -> None:
+        """A :meth:`session`'s connection as the pool lends it, after statements that scoped themselves
+        (:meth:`scoped` turned autocommit on): psycopg's own transactions back on. One that cannot be reset (a
+        statement cut short by an error) is closed, and the pool discards it."""
+        if not conn.closed and conn.autocommit:
+            try:
+                await conn.set_autocommit(False)
+            except psycopg.Error:
+                await conn.close()
 
     @staticmethod
     async def scoped(conn: psycopg.AsyncConnection, vault_id: UUID, query: str, params: tuple) -> psycopg.AsyncCursor:

@@ -68,9 +68,10 @@ class StandbyDatabase(Database):
         self.state.healthy, self.state.error = False, error
 
     @asynccontextmanager
-    async def transaction(self, vault_id: UUID | None = None, *,
-                          pipeline: bool = False) -> AsyncIterator[psycopg.AsyncConnection]:
-        """``pipeline`` is taken for the primary's signature; on a standby the transaction is a plain one."""
+    async def _lent(self) -> AsyncIterator[psycopg.AsyncConnection | None]:
+        """A connection of the standby's, or None when it is marked down or none can be had (it is then marked
+        down): the caller goes to the primary. A driver error on the connection comes out translated, and a
+        connection error marks the standby down; the connection goes back as the pool lends it."""
         conn = None
         if self.state.healthy:
             try:
@@ -78,33 +79,7 @@ class StandbyDatabase(Database):
             except (PoolTimeout, psycopg.OperationalError) as exc:
                 self.mark_down(f"no connection: {exc}")
         if conn is None:
-            async with self.fallback.transaction(vault_id, pipeline=pipeline) as primary_conn:
-                yield primary_conn
-            return
-        try:
-            async with conn.transaction():
-                await scope(conn, vault_id)
-                yield conn
-        except psycopg.Error as exc:
-            if isinstance(exc, psycopg.OperationalError):
-                self.mark_down(str(exc).strip())
-            raise translate(exc) from exc
-        finally:
-            await self.pool.putconn(conn)
-
-    @asynccontextmanager
-    async def session(self) -> AsyncIterator[psycopg.AsyncConnection]:
-        """As :meth:`transaction`: a connection of the standby's, or the primary's session when none can be had
-        (the standby is then marked down); a connection error on it marks the standby down."""
-        conn = None
-        if self.state.healthy:
-            try:
-                conn = await self.pool.getconn()
-            except (PoolTimeout, psycopg.OperationalError) as exc:
-                self.mark_down(f"no connection: {exc}")
-        if conn is None:
-            async with self.fallback.session() as primary_conn:
-                yield primary_conn
+            yield None
             return
         try:
             yield conn
@@ -113,12 +88,32 @@ class StandbyDatabase(Database):
                 self.mark_down(str(exc).strip())
             raise translate(exc) from exc
         finally:
-            if not conn.closed and conn.autocommit:
-                try:
-                    await conn.set_autocommit(False)
-                except psycopg.Error:
-                    await conn.close()
+            await Database.lend_back(conn)
             await self.pool.putconn(conn)
+
+    @asynccontextmanager
+    async def transaction(self, vault_id: UUID | None = None, *,
+                          pipeline: bool = False) -> AsyncIterator[psycopg.AsyncConnection]:
+        """``pipeline`` is taken for the primary's signature; on a standby the transaction is a plain one."""
+        async with self._lent() as conn:
+            if conn is None:
+                async with self.fallback.transaction(vault_id, pipeline=pipeline) as primary_conn:
+                    yield primary_conn
+                return
+            async with conn.transaction():
+                await scope(conn, vault_id)
+                yield conn
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[psycopg.AsyncConnection]:
+        """As :meth:`transaction`: a connection of the standby's, or the primary's session when none can be had
+        (the standby is then marked down); a connection error on it marks the standby down."""
+        async with self._lent() as conn:
+            if conn is None:
+                async with self.fallback.session() as primary_conn:
+                    yield primary_conn
+                return
+            yield conn
 
     @asynccontextmanager
     async def pipelined(self, conn: psycopg.AsyncConnection, vault_id: UUID) -> AsyncIterator[None]:
