@@ -14,6 +14,7 @@ import itertools
 import time
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import numpy as np
 import psycopg
 
@@ -23,6 +24,7 @@ from app.vaults import create_vault
 from app.write import serial
 from app.write.items import WriteItem
 from app.write.pipeline import WriteTrack
+from tests.integration.served import served
 from tests.integration.test_write_batch import assert_same_vaults
 
 T0 = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)
@@ -169,3 +171,39 @@ async def test_the_last_tries_ask_the_model_under_the_lock(services, vault) -> N
     assert tries == [False] * serial.OPTIMISTIC + [True]
     assert answers.asked == serial.OPTIMISTIC + 1  # each optimistic try's text outside, the last one's inside
     assert svc.embedder.calls == serial.OPTIMISTIC + 1
+
+
+async def test_a_target_edited_at_every_try_answers_a_clear_409(api_services, admin_key, services,
+                                                                monkeypatch) -> None:
+    """The one cause the lock cannot rule out: a writer that takes no lock (an edit, the dream) changes the block a
+    MERGE targets between every try's read and its apply. After ATTEMPTS tries the API answers 409 naming that
+    cause, with nothing written."""
+    real_apply = WriteTrack.apply
+    applies = itertools.count()
+
+    def edited(n: int) -> str:  # the same words (the new text still merges into it), another text each time
+        return "I like green tea" + "!" * (n + 1)
+
+    async def apply_after_an_edit(self, conn, v, prepared):
+        n = next(applies)
+        async with await psycopg.AsyncConnection.connect(services.db.url, autocommit=True) as other:
+            await other.execute("UPDATE memvault.block SET content = %s WHERE vault_id = %s AND content LIKE %s",
+                                (edited(n), v.id, "I like green tea%"))
+        return await real_apply(self, conn, v, prepared)
+
+    async with served(api_services) as url, httpx.AsyncClient(
+            base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=60) as http:
+        assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
+        first = await http.post("/v1/vaults/alice/memories", json={"content": "I like green tea"})
+        assert first.status_code == 200 and first.json()["results"][0]["decision"] == "CREATE"
+        monkeypatch.setattr(WriteTrack, "apply", apply_after_an_edit)
+        answer = await http.post("/v1/vaults/alice/memories",
+                                 json={"content": "I like green tea, especially with jasmine"})
+    assert answer.status_code == 409, answer.text
+    body = answer.json()
+    assert body["error"] == "Conflict"
+    assert "changed 8 times by other writers that do not wait for it" in body["detail"]
+    assert body["hint"] == "nothing was written; send it again"
+    assert next(applies) == serial.ATTEMPTS
+    rows = await services.db.fetchall("SELECT content FROM memvault.block WHERE retracted_at IS NULL")
+    assert [r["content"] for r in rows] == [edited(serial.ATTEMPTS - 1)]
