@@ -32,16 +32,16 @@ batch of many uncertain items costs one retry, not one per item.
 Why the last tries ask the models under the lock all the same (optimistic, then pessimistic): an answer got outside
 serves the next try only if the vault did not change meanwhile. With a slow embedder (e5-onnx, an HTTP one) and
 several writers of one vault merging into the same blocks, it did change: each retry found its target merged by
-another writer (a new merged text, a new vector to get), and the writes starved each other until one gave up with
-a 409 (16 writers, 40 ms an embedding: 3 of 32 writes failed, tests/integration/test_write_progress.py; ``bench
-ingest --in-flight 4`` with e5-onnx failed the same way). So a write tries :data:`OPTIMISTIC` times without asking
-under the lock (the first try finds the questions, the second uses the answers: enough when nobody else writes the
-vault), then asks what it lacks while it holds the lock (``ModelAnswers.asking``), and that try completes whatever
-the other writers do. The cost: the writes of that vault wait for its model calls (the connections they hold
-included), which is bounded: a local model by its compute (e5-onnx: ~10 ms a text), a remote one by its timeouts
-(``embedder_timeout_s`` with ``embedder_max_retries``, ``llm_timeout_s``; an open circuit breaker answers at once); writes to other vaults do
-not wait. The alternative, a write that fails because other clients write at the same time, is not one a client can
-act on.
+another writer (a new merged text, a new vector to get), and the writes starved each other until one gave up with a
+409 (16 writers, 40 ms an embedding: 3 of 32 writes failed, tests/integration/test_write_progress.py; ``bench
+ingest --in-flight 4`` with e5-onnx failed the same way, docs/read-track-log.md round 11). So a write tries
+:data:`OPTIMISTIC` times without asking under the lock (the first try finds the questions, the second uses the
+answers: enough when nobody else writes the vault), then asks what it lacks while it holds the lock
+(``ModelAnswers.asking``), and that try completes whatever the other writers do. The cost: the writes of that vault
+wait for its model calls (the connections they hold included), which is bounded: a local model by its compute
+(e5-onnx: ~10 ms a text), a remote one by its timeouts (``embedder_timeout_s`` with ``embedder_max_retries``,
+``llm_timeout_s``; an open circuit breaker answers at once); writes to other vaults do not wait. The alternative, a
+write that fails because other clients write at the same time, is not one a client can act on.
 
 A :class:`~app.errors.StaleWrite` (a MERGE or SUPERSEDE target changed by a writer that takes no lock: a dream, an
 edit, a deletion) reruns the write too; the lock does not keep those out, so it can recur on a pessimistic try as
