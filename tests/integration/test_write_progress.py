@@ -128,7 +128,7 @@ async def test_concurrent_merges_with_a_slow_embedder_all_succeed(services) -> N
         [alone_results[key]] = await services.write.remember(alone, [writes[key]])
     decisions = [together_results[k].decision for k in order]
     assert decisions == [alone_results[k].decision for k in order]
-    assert decisions.count("MERGE") >= 12, decisions
+    assert decisions.count("MERGE") >= 16, decisions  # 28 of 32 in every run seen
     await assert_same_vaults(services, together, alone)
 
 
