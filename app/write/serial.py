@@ -146,6 +146,7 @@ async def locked_write(db: Database, vault_id: UUID, answers: ModelAnswers,
     benchmark's): told each transaction's seconds waiting for the lock and holding it (until its commit or
     rollback ends); the lock's grant is then read back, one round trip more."""
     rehearsed = rehearse is None
+    stale = 0
     for attempt in range(ATTEMPTS):
         if attempt == OPTIMISTIC:
             answers.asking = True  # pessimistic from here on: no NeedModels, the try completes
@@ -168,11 +169,11 @@ async def locked_write(db: Database, vault_id: UUID, answers: ModelAnswers,
                 await rehearse()
             await answers.answer(need)  # nothing to ask when the rehearsal already did
         except StaleWrite:
-            continue
+            stale += 1
         finally:
             if held is not None and t_granted is not None:
                 held(t_granted - t_wait, time.perf_counter() - t_granted)
-    # Only StaleWrites get here (a pessimistic try raises no NeedModels).
-    raise Conflict(f"the memories this write would merge into or supersede were changed {ATTEMPTS} times by "
-                   "other writers that do not wait for it (an edit, a deletion, the dream loop) while it was being "
-                   "decided", hint="nothing was written; send it again")
+    # Only StaleWrites end the last tries (a pessimistic try raises no NeedModels).
+    raise Conflict(f"the memories this write would merge into or supersede were changed by other writers that do "
+                   f"not wait for it (an edit, a deletion, the dream loop) at {stale} of its {ATTEMPTS} tries",
+                   hint="nothing was written; send it again")

@@ -202,7 +202,8 @@ async def test_a_target_edited_at_every_try_answers_a_clear_409(api_services, ad
     assert answer.status_code == 409, answer.text
     body = answer.json()
     assert body["error"] == "Conflict"
-    assert "changed 8 times by other writers that do not wait for it" in body["detail"]
+    assert body["detail"] == ("the memories this write would merge into or supersede were changed by other writers "
+                              "that do not wait for it (an edit, a deletion, the dream loop) at 8 of its 8 tries")
     assert body["hint"] == "nothing was written; send it again"
     assert next(applies) == serial.ATTEMPTS
     rows = await services.db.fetchall("SELECT content FROM memvault.block WHERE retracted_at IS NULL")
