@@ -1,4 +1,5 @@
-"""One Dedup at a time per vault, and no model call while it holds the vault.
+"""One Dedup at a time per vault, with no model call while it holds the vault, except to finish a write that
+others kept from finishing.
 
 Dedup reads a vault's candidates, decides, and applies what it decided. Two writes to one vault doing that at once
 each decide on a vault without the other's block: 16 identical writes sent together left 16 memories. So the
@@ -15,8 +16,8 @@ Why a transaction-scoped advisory lock keyed by the vault, rather than:
   behind a write); FOR NO KEY UPDATE avoids that but still holds up the vault's own updates (rename, schedule).
 - An advisory lock touches no row, ends with the transaction whatever ends it, and keeps nothing else waiting.
 
-What may not happen under the lock: a model call (an HTTP LLM can take seconds, and every writer of the vault
-would wait, each holding a pooled connection). The embedding (``WriteTrack.screen``) is done before the
+What should not happen under the lock: a model call (an HTTP LLM can take seconds, and every writer of the vault
+waits meanwhile, each holding a pooled connection). The embedding (``WriteTrack.screen``) is done before the
 transaction opens. Dedup's question to the LLM (``resolve_conflict``, the uncertain band) and a MERGE's new vector
 depend on the candidates read under the lock, so they cannot all be known before it: the transaction decides with
 the answers it holds (:class:`ModelAnswers`); an item that needs one it lacks raises :class:`NeedModels`, the
@@ -26,8 +27,26 @@ one in this process that embeds a text in milliseconds, is the other: a MERGE's 
 the model seam, where the rollback, the rehearsal and the second transaction it saves cost more than the embedding:
 ~0.5 ms of database CPU a turn of a session close, measured). The first time, the
 whole batch is rehearsed outside the lock (its candidates read as the vault is now, every question asked), so a
-batch of many uncertain items costs one retry, not one per item. A :class:`~app.errors.StaleWrite` (a MERGE or
-SUPERSEDE target changed by a writer that takes no lock: a dream, an edit, a deletion) reruns the write too.
+batch of many uncertain items costs one retry, not one per item.
+
+Why the last tries ask the models under the lock all the same (optimistic, then pessimistic): an answer got outside
+serves the next try only if the vault did not change meanwhile. With a slow embedder (e5-onnx, an HTTP one) and
+several writers of one vault merging into the same blocks, it did change: each retry found its target merged by
+another writer (a new merged text, a new vector to get), and the writes starved each other until one gave up with a
+409 (16 writers, 40 ms an embedding: 3 of 32 writes failed, tests/integration/test_write_progress.py; ``bench
+ingest --in-flight 4`` with e5-onnx failed the same way, docs/read-track-log.md round 11). So a write tries
+:data:`OPTIMISTIC` times without asking under the lock (the first try finds the questions, the second uses the
+answers: enough when nobody else writes the vault), then asks what it lacks while it holds the lock
+(``ModelAnswers.asking``), and that try completes whatever the other writers do. The cost: the writes of that vault
+wait for its model calls (the connections they hold included), which is bounded: a local model by its compute
+(e5-onnx: ~10 ms a text), a remote one by its timeouts (``embedder_timeout_s`` with ``embedder_max_retries``,
+``llm_timeout_s``; an open circuit breaker answers at once); writes to other vaults do not wait. The alternative, a
+write that fails because other clients write at the same time, is not one a client can act on.
+
+A :class:`~app.errors.StaleWrite` (a MERGE or SUPERSEDE target changed by a writer that takes no lock: a dream, an
+edit, a deletion) reruns the write too; the lock does not keep those out, so it can recur on a pessimistic try as
+well, and after :data:`ATTEMPTS` tries the write answers 409 naming that cause (nothing written; sending it again
+is safe). Each such retry needs another lock-free change of the very rows it decides on, so this is rare.
 """
 
 from __future__ import annotations
@@ -48,8 +67,12 @@ from app.write.dedup import Ask, Dedup
 
 T = TypeVar("T")
 
-# Transactions one write may take before it gives up (each retry is caused by a model answer it lacked or a
-# target another writer changed; the answers got stay, so two or three are the most seen).
+# Transactions that decide without asking a model under the lock: the first finds the questions (a NeedModels),
+# the second decides on the answers got outside; from the next one on, the write asks the models while it holds
+# the lock, and completes.
+OPTIMISTIC = 2
+# Transactions one write may take before it gives up: past OPTIMISTIC only a StaleWrite (a target changed by a
+# writer that takes no lock) reruns it.
 ATTEMPTS = 8
 
 
@@ -63,9 +86,9 @@ class NeedModels(Exception):  # noqa: N818 - control flow, never shown to anyone
 
 
 class ModelAnswers:
-    """What Dedup asked the models during one write, kept across its transactions. ``asking`` False (inside the
-    locked transaction): a question without an answer raises :class:`NeedModels`; True (outside it): the model is
-    asked there and then."""
+    """What Dedup asked the models during one write, kept across its transactions. ``asking`` False (an optimistic
+    try, inside the locked transaction): a question without an answer raises :class:`NeedModels`; True (outside
+    it, or a pessimistic try: :func:`locked_write` sets it): the model is asked there and then."""
 
     def __init__(self, dedup: Dedup, embed: Callable[[list[str]], Awaitable[np.ndarray]], *,
                  asking: bool = False, instant_embed: bool = False) -> None:
@@ -118,11 +141,15 @@ async def locked_write(db: Database, vault_id: UUID, answers: ModelAnswers,
                        held: Callable[[float, float], None] | None = None) -> T:
     """Run ``work`` in one transaction of ``vault_id`` holding the vault's write lock, again after getting what a
     :class:`NeedModels` lacked (``rehearse`` first, once: it asks the whole batch's questions outside the lock) or
-    after a :class:`StaleWrite`. ``work`` decides on ``answers`` (not asking) and must start its decision afresh
-    each time it runs. ``held`` (a benchmark's): told each transaction's seconds waiting for the lock and holding
-    it (until its commit or rollback ends); the lock's grant is then read back, one round trip more."""
+    after a :class:`StaleWrite`. ``work`` decides on ``answers`` and must start its decision afresh each time it
+    runs; after :data:`OPTIMISTIC` tries ``answers`` asks the models itself (under the lock). ``held`` (a
+    benchmark's): told each transaction's seconds waiting for the lock and holding it (until its commit or
+    rollback ends); the lock's grant is then read back, one round trip more."""
     rehearsed = rehearse is None
-    for _ in range(ATTEMPTS):
+    stale = 0
+    for attempt in range(ATTEMPTS):
+        if attempt == OPTIMISTIC:
+            answers.asking = True  # pessimistic from here on: no NeedModels, the try completes
         t_wait = time.perf_counter()
         t_granted = None
         try:
@@ -142,9 +169,11 @@ async def locked_write(db: Database, vault_id: UUID, answers: ModelAnswers,
                 await rehearse()
             await answers.answer(need)  # nothing to ask when the rehearsal already did
         except StaleWrite:
-            continue
+            stale += 1
         finally:
             if held is not None and t_granted is not None:
                 held(t_granted - t_wait, time.perf_counter() - t_granted)
-    raise Conflict(f"the vault changed under this write {ATTEMPTS} times while it was being decided",
+    # Only StaleWrites end the last tries (a pessimistic try raises no NeedModels).
+    raise Conflict(f"the memories this write would merge into or supersede were changed by other writers that do "
+                   f"not wait for it (an edit, a deletion, the dream loop) at {stale} of its {ATTEMPTS} tries",
                    hint="nothing was written; send it again")
