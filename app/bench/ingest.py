@@ -68,7 +68,7 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
                         "process of its own (default: BulkConfig's)")
     p.add_argument("--read-verdict", dest="read_verdict", choices=("write", "recall"), default=None,
                    help="bulk path: judge each memory for the read-time sanitizer while screening (write) or leave "
-                        "it to the block's first recall (recall) (default: BulkConfig's)")
+                        "it to the block's first recall (recall) (default: BulkConfig's, recall)")
     p.add_argument("--save-decisions", dest="save_decisions", type=Path,
                    help="--memories: write each memory's decision and target (the memory that made it) here")
     p.add_argument("--compare-decisions", dest="compare_decisions", type=Path,

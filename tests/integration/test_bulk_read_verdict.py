@@ -1,5 +1,5 @@
-"""The bulk path may leave the read-time sanitizer's verdict to a block's first recall (BulkConfig.read_verdict
-False): no verdict is written with the blocks, in the model threads or in the screening process, and the first
+"""The bulk path leaves the read-time sanitizer's verdict to a block's first recall (BulkConfig.read_verdict
+False, its default): no verdict is written with the blocks, in the model threads or in the screening process, and the first
 recall shows what a recall of a vault written with verdicts shows, then keeps the verdicts it judged."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ async def test_a_bulk_import_without_verdicts_recalls_as_one_with_them(services,
 
     judged = await create_vault(services.db, "judged-at-write")
     config = BulkConfig(screen_process=False)
-    assert config.read_verdict  # the default: judged while screening, as the API path does
-    await BulkIngest(services, config).memories(judged, ITEMS)
-    await BulkIngest(services, replace(config, read_verdict=False)).memories(vault, ITEMS)
+    assert not config.read_verdict  # the default: left to the first recall
+    await BulkIngest(services, replace(config, read_verdict=True)).memories(judged, ITEMS)
+    await BulkIngest(services, config).memories(vault, ITEMS)
     assert len(await services.db.fetchall(VERDICTS, vault_id=judged.id)) == len(TEXTS)
     assert await services.db.fetchall(VERDICTS, vault_id=vault.id) == []
 
