@@ -82,10 +82,11 @@ class BulkConfig:
     # Judge each memory for the read-time sanitizer while screening (app/safety/verdict.py, kept with its block), as
     # the API path does; False (the default) leaves it to the block's first recall, the lazy path of vaults older
     # than the verdicts (memvault.recall_fast_v3 runs the rules for a block without one, record_recall_v2 keeps
-    # it). Judging costs ~0.06 ms of the screening's CPU a memory (~0.61 -> ~0.68 ms, 5 interleaved pairs of 4,500
-    # memories: docs/benchmarks.md, "The bulk path at 100k, fifth pass"), ~4% of the import's CPU, paid for every
-    # memory; left to recalls it is paid for the blocks a recall shows, once: ~1.3 ms of process CPU for a recall
-    # whose ~10 cards all lack one (docs/recall-cpu.md, round 3).
+    # it). Judging costs the screening process ~0.06 ms of CPU a memory alone (5 interleaved pairs of 4,500
+    # memories), 0.03-0.04 in two 100k pairs: 2-4% of the import's CPU, paid for every memory (docs/benchmarks.md,
+    # "Stale statistics on `block`, and the bulk path's read verdict"); left to recalls it is paid once for the
+    # blocks a recall shows: ~1.3 ms of process CPU for a recall whose ~10 cards all lack one
+    # (docs/recall-cpu.md, round 3).
     read_verdict: bool = False
 
 

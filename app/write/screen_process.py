@@ -40,7 +40,8 @@ def _start(settings: Settings, timed: bool) -> None:
     _CHILD = Screen(settings, build_embedder(settings), clock=StageClock() if timed else None)
 
 
-def _screen(items: list[WriteItem], max_items: int | None, read_verdict: bool) -> tuple[list[tuple[Any, ...]], dict[str, float]]:
+def _screen(items: list[WriteItem], max_items: int | None,
+            read_verdict: bool) -> tuple[list[tuple[Any, ...]], dict[str, float]]:
     """One batch screened in the child: each item's screened fields (in SCREENED's order), and the stage seconds
     this batch took there (when timed)."""
     assert _CHILD is not None, "the screening process was not started"

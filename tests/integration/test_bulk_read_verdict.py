@@ -1,6 +1,7 @@
 """The bulk path leaves the read-time sanitizer's verdict to a block's first recall (BulkConfig.read_verdict
-False, its default): no verdict is written with the blocks, in the model threads or in the screening process, and the first
-recall shows what a recall of a vault written with verdicts shows, then keeps the verdicts it judged."""
+False, its default): no verdict is written with the blocks, in the model threads or in the screening process,
+and the first recall shows what a recall of a vault written with verdicts shows, then keeps the verdicts it
+judged."""
 
 from __future__ import annotations
 
