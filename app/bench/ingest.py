@@ -66,6 +66,9 @@ def add_parser(bench_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--screen", choices=("thread", "process"), default=None,
                    help="bulk path: screen the batches (normalize, embed, gates) in the model threads or in a "
                         "process of its own (default: BulkConfig's)")
+    p.add_argument("--read-verdict", dest="read_verdict", choices=("write", "recall"), default=None,
+                   help="bulk path: judge each memory for the read-time sanitizer while screening (write) or leave "
+                        "it to the block's first recall (recall) (default: BulkConfig's, recall)")
     p.add_argument("--save-decisions", dest="save_decisions", type=Path,
                    help="--memories: write each memory's decision and target (the memory that made it) here")
     p.add_argument("--compare-decisions", dest="compare_decisions", type=Path,
@@ -91,7 +94,8 @@ def handler(args: argparse.Namespace) -> int:
         sentences, _ = corpus(args.longmemeval, args.locomo)
         result = run_bench(lambda services: run_bulk_memories(services, list(texts(sentences, args.memories)),
                                                               batch=args.batch, mirror=_mirror_config(args),
-                                                              screen=args.screen),
+                                                              screen=args.screen,
+                                                              read_verdict=args.read_verdict),
                            settings)
         per_item = result.pop("per_item")
         if args.save_decisions:
@@ -384,7 +388,8 @@ async def run_bulk(services: Services, sessions: list[Session], *, batch: int = 
 
 
 async def run_bulk_memories(services: Services, texts: list[str], *, batch: int = 256,
-                            show_progress: bool = True, mirror: Any = None, screen: str | None = None) -> dict[str, Any]:
+                            show_progress: bool = True, mirror: Any = None, screen: str | None = None,
+                            read_verdict: str | None = None) -> dict[str, Any]:
     """Short memories through the bulk path into a fresh vault: the rate overall and for each tenth of the run."""
     from datetime import UTC, datetime, timedelta
 
@@ -398,7 +403,7 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
     items = [WriteItem(content=t, said_at=start + timedelta(minutes=7 * i), source_kind="user" if i % 2 == 0
                        else "assistant", session_id=f"mem-{i // 40}") for i, t in enumerate(texts)]
     clock = StageClock()
-    bulk = BulkIngest(services, _bulk_config(batch, mirror, screen), clock=clock)
+    bulk = BulkIngest(services, _bulk_config(batch, mirror, screen, read_verdict), clock=clock)
     instrument(bulk.sessions_track, clock)
     n = len(items)
     bar = progress(n, "ingest memories", unit="mem") if show_progress else None
@@ -430,11 +435,13 @@ async def run_bulk_memories(services: Services, texts: list[str], *, batch: int 
             "embedder": services.embedder.name, "llm": services.settings.llm}
 
 
-def _bulk_config(batch: int, mirror: Any, screen: str | None = None) -> Any:
+def _bulk_config(batch: int, mirror: Any, screen: str | None = None, read_verdict: str | None = None) -> Any:
     from app.write.bulk import BulkConfig
     from app.write.mirror import MirrorConfig
 
     config = BulkConfig(batch_items=batch, mirror=mirror or MirrorConfig())
+    if read_verdict is not None:
+        config = replace(config, read_verdict=read_verdict == "write")
     return config if screen is None else replace(config, screen_process=screen == "process")
 
 

@@ -145,7 +145,7 @@ block = Table(
     Index("block_fingerprint_idx", "vault_id", "fingerprint"),
     Index("block_hash_idx", "vault_id", "content_hash"),
     Index("block_valid_idx", "vault_id", "valid_at"),
-    Index("block_session_idx", "vault_id", "session_id"),
+    Index("block_session_idx", "vault_id", "session_id", postgresql_where="session_id IS NOT NULL"),
     Index("block_superseded_idx", "vault_id", "superseded_by", postgresql_where="superseded_by IS NOT NULL"),
 )
 

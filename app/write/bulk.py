@@ -79,6 +79,15 @@ class BulkConfig:
     # ... from this many items screened on (the first ones in the model threads meanwhile): the child's start is
     # paid by an import large enough to gain from it, not by a hook's or a few conversations' import.
     screen_process_after: int = 5000
+    # Judge each memory for the read-time sanitizer while screening (app/safety/verdict.py, kept with its block), as
+    # the API path does; False (the default) leaves it to the block's first recall, the lazy path of vaults older
+    # than the verdicts (memvault.recall_fast_v3 runs the rules for a block without one, record_recall_v2 keeps
+    # it). Judging costs the screening process ~0.06 ms of CPU a memory alone (5 interleaved pairs of 4,500
+    # memories), 0.03-0.04 in two 100k pairs: 2-4% of the import's CPU, paid for every memory (docs/benchmarks.md,
+    # "Stale statistics on `block`, and the bulk path's read verdict"); left to recalls it is paid once for the
+    # blocks a recall shows: ~1.3 ms of process CPU for a recall whose ~10 cards all lack one
+    # (docs/recall-cpu.md, round 3).
+    read_verdict: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,9 +240,11 @@ class BulkIngest:
                                       clock=None if self.write.clock is NO_CLOCK else self.write.clock)  # type: ignore[arg-type]
                 self.screen_process = child
             screened += len(items)
+            verdict = self.config.read_verdict
             if child is not None:
-                return await child.screen(items, max_items=max_items)
-            return await self.services.models.run(self.write.screen, items, max_items=max_items)
+                return await child.screen(items, max_items=max_items, read_verdict=verdict)
+            return await self.services.models.run(self.write.screen, items, max_items=max_items,
+                                                  read_verdict=verdict)
 
         try:
             yield screen

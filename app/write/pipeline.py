@@ -145,12 +145,13 @@ class WriteTrack:
     async def _embed(self, texts: list[str]) -> np.ndarray:
         return await self.services.models.embed_documents(self.services.embedder, texts)
 
-    def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None) -> list[_Prepared]:
+    def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None,
+               read_verdict: bool = True) -> list[_Prepared]:
         """What needs neither the database nor the other items' decisions (app/write/screen.py): validate,
         normalize, one embedding call for the batch, the gates, token counts. Runs in a worker thread (the bulk
         path overlaps it with the previous batch's database work, or runs it in a process of its own).
-        ``max_items``: the batch size allowed (a request's by default)."""
-        return self.screening(items, max_items=max_items)
+        ``max_items``: the batch size allowed (a request's by default); ``read_verdict``: see Screen.__call__."""
+        return self.screening(items, max_items=max_items, read_verdict=read_verdict)
 
     async def decide(self, vault: Vault, prepared: list[_Prepared], conn: psycopg.AsyncConnection | None = None,
                      mirror: VectorMirror | None = None, *, answers: ModelAnswers | None = None,

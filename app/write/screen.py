@@ -85,8 +85,11 @@ class Screen:
         self.clock: StageClock = clock or NO_CLOCK  # type: ignore[assignment]
         self._tokens = get_encoding("cl100k_base")
 
-    def __call__(self, items: Sequence[WriteItem], *, max_items: int | None = None) -> list[Prepared]:
-        """``max_items``: the batch size allowed (a request's by default)."""
+    def __call__(self, items: Sequence[WriteItem], *, max_items: int | None = None,
+                 read_verdict: bool = True) -> list[Prepared]:
+        """``max_items``: the batch size allowed (a request's by default). ``read_verdict``: judge each passing
+        item's content for the read-time sanitizer now (kept with its block); False leaves ``read_clean`` None and
+        the block's first recall judges it (the bulk path's default, app/write/bulk.py)."""
         self.validate(items, max_items)
         prepared = [self._normalize(i, item) for i, item in enumerate(items)]
         # Embedded before the gates: InjectionGuard's semantic detector reads the same vector (no second embedding).
@@ -99,6 +102,8 @@ class Screen:
             counts = count_batch(self._tokens, [p.item.content for p in passing], threads=1)
             for p, n in zip(passing, counts, strict=True):
                 p.tokens = int(n)
+            if not read_verdict:
+                return prepared
             with self.clock("read_verdict"):  # kept with the block: its recalls skip the read-time rules
                 for p in passing:
                     p.read_clean = is_clean(p.item.content)

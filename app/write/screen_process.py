@@ -40,13 +40,14 @@ def _start(settings: Settings, timed: bool) -> None:
     _CHILD = Screen(settings, build_embedder(settings), clock=StageClock() if timed else None)
 
 
-def _screen(items: list[WriteItem], max_items: int | None) -> tuple[list[tuple[Any, ...]], dict[str, float]]:
+def _screen(items: list[WriteItem], max_items: int | None,
+            read_verdict: bool) -> tuple[list[tuple[Any, ...]], dict[str, float]]:
     """One batch screened in the child: each item's screened fields (in SCREENED's order), and the stage seconds
     this batch took there (when timed)."""
     assert _CHILD is not None, "the screening process was not started"
     clock = _CHILD.clock
     before = dict(clock.seconds) if isinstance(clock, StageClock) else {}
-    prepared = _CHILD(items, max_items=max_items)
+    prepared = _CHILD(items, max_items=max_items, read_verdict=read_verdict)
     seconds = {k: v - before.get(k, 0.0) for k, v in clock.seconds.items()} if isinstance(clock, StageClock) else {}
     return [tuple(getattr(p, f) for f in SCREENED) for p in prepared], seconds
 
@@ -74,12 +75,13 @@ class ScreenProcess:
         self.pid: int | None = None
         self.rss_kb: int | None = None  # the child's resident memory, read before it is shut down
 
-    async def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None) -> list[Prepared]:
+    async def screen(self, items: Sequence[WriteItem], *, max_items: int | None = None,
+                     read_verdict: bool = True) -> list[Prepared]:
         items = list(items)
         loop = asyncio.get_running_loop()
         if self.pid is None:
             self.pid = await loop.run_in_executor(self._pool, os.getpid)
-        rows, seconds = await loop.run_in_executor(self._pool, _screen, items, max_items)
+        rows, seconds = await loop.run_in_executor(self._pool, _screen, items, max_items, read_verdict)
         if self.clock is not None:
             for stage, s in seconds.items():
                 self.clock.add(stage, s)
