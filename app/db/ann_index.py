@@ -99,7 +99,8 @@ async def apply(db: Database, *, min_blocks: int = MIN_BLOCKS, vault_id: UUID | 
     return done
 
 
-async def _build(conn: psycopg.AsyncConnection, vault_id: UUID, concurrently: bool, name: str | None = None) -> None:
+async def _build(conn: psycopg.AsyncConnection, vault_id: UUID, concurrently: bool,
+                 name: str | None = None) -> None:
     cur = await conn.execute("SELECT memvault.ann_index_ddl_v2(%s, %s, %s)", (vault_id, concurrently, name))
     await conn.execute((await cur.fetchone())[0])
 

@@ -8,15 +8,15 @@ CREATE OR REPLACE FUNCTION memvault.ann_index_name_v1(p_vault uuid)
     AS $$ SELECT 'block_ann_' || replace(p_vault::text, '-', '') $$;
 
 -- The HNSW parameters of a vault's own index, as pg_class.reloptions records them: the plan rebuilds an index
--- built with others. Measured on the kept 100k vault (docs/ann-params.md: 556 dev-file questions, the ef chosen
--- on half, recall@10 against exact and the dense rail's backend CPU reported on the other half): ef_construction
--- 128 reaches the recall m 16 / ef_construction 64 had at ef 148 (0.977) at ef 92, its dense rail 3.5 ms of CPU
--- against 4.7; the build takes about twice as long (86 s against 45 at load 5-8). m 12 and m 8 (ef 180 / 288 for
--- that recall) and ef_construction 32 (ef 228) save less or cost more.
+-- built with others (by hand, or before these changed). Weighed on the kept 100k vault against m 8 / 12 / 16 and
+-- ef_construction 32 / 64 / 128 (docs/ann-params.md): none reached today's recall@10 against exact at 101k rows
+-- for clearly less dense-rail CPU. ef_construction 128 came closest (0.3-1.2 ms less a search at the same
+-- held-out recall over two builds, within what two builds of one definition differ by) and builds ~1.7 times as
+-- long; lower ef_construction or m needs a larger ef_search for the same recall and costs more.
 CREATE OR REPLACE FUNCTION memvault.ann_index_options_v1()
     RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT ARRAY['m=16', 'ef_construction=128'] $$;
+    AS $$ SELECT ARRAY['m=16', 'ef_construction=64'] $$;
 
 -- The statement that builds a vault's own index (one definition for the worker, which runs it concurrently, and
 -- for build_due_ann_indexes_v1), named p_name (default: the vault's index; app/db/ann_index.py builds a
@@ -62,19 +62,14 @@ BEGIN
 END
 $$;
 
--- The hnsw.ef_search a search of the vault's own index runs at: p_base (search.ef_search) up to 100,000 rows in
--- the index, then growing as (rows / 100,000)^0.55, so that recall against exact search holds as a vault grows.
--- Measured (docs/ann-params.md; app/bench/spread.py's ann_recall, recall@10 against exact, 556 dev-file
--- questions, chosen on half of them and reported on the other half) for m 16 / ef_construction 128: 10k rows
--- 0.991 at ef 100; 101k rows 0.977 at 92 (what the previous index had at 148), 0.985 at 100, 0.991 at 120 (this
--- rule: 101). At 1M rows (not measured with these parameters): 358 here, against 524 with ef_construction 64,
--- which needed 1.6 times the ef of ef_construction 128 for the same recall at 101k (148 / 92), 2.2 times for
--- 0.990: 358 keeps a margin over 524 / 1.6.
--- An index built with other parameters (before the worker has rebuilt it: ann_index_plan_v1) keeps the rule of
--- m 16 / ef_construction 64: p_base up to 50,000 rows, then (rows / 50,000)^0.55 (101k rows 0.977 at 148,
--- 1,014,916 rows 0.988 at 524 on the first 100 questions).
--- Rows are the index's own count (pg_class.reltuples, kept by CREATE INDEX and vacuum): no count of the vault on
--- the fast path. Capped at 1,000 (pgvector's maximum).
+-- The hnsw.ef_search a search of the vault's own index runs at: p_base (search.ef_search) up to 50,000 rows in
+-- the index, then growing as (rows / 50,000)^0.55, so that recall against exact search holds as a vault grows.
+-- Measured with `memvault bench latency` (app/bench/spread.py's ann_recall, m 16 / ef_construction 64, the dev
+-- files' questions): 10k rows 0.989 at ef 100; 101k rows 0.977 at 100, 0.985 at 120, 0.990 at 146 (this rule:
+-- 148), 0.995 at 180; 1,014,916 rows 0.909 at 100, 0.966 at 400, 0.988 at 500 (this rule: 524), 0.996 at 700.
+-- The first rule (rows^0.7 past 100k) gave 101 at 101k rows: 0.977. Rows are the index's own count
+-- (pg_class.reltuples, kept by CREATE INDEX and vacuum): no count of the vault on the fast path. Capped at 1,000
+-- (pgvector's maximum).
 CREATE OR REPLACE FUNCTION memvault.ann_ef_search_v1(p_vault uuid, p_base integer)
     RETURNS integer
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -82,17 +77,13 @@ CREATE OR REPLACE FUNCTION memvault.ann_ef_search_v1(p_vault uuid, p_base intege
     AS $$
 DECLARE
     v_rows double precision;
-    v_options text[];
-    v_from double precision;
 BEGIN
-    SELECT c.reltuples, c.reloptions INTO v_rows, v_options FROM pg_catalog.pg_class c
+    SELECT c.reltuples INTO v_rows FROM pg_catalog.pg_class c
     WHERE c.relnamespace = 'memvault'::regnamespace AND c.relname = memvault.ann_index_name_v1(p_vault);
-    v_from := CASE WHEN memvault._same_options_v1(v_options, memvault.ann_index_options_v1()) THEN 100000
-                   ELSE 50000 END;
-    IF v_rows IS NULL OR v_rows <= v_from THEN
+    IF v_rows IS NULL OR v_rows <= 50000 THEN
         RETURN p_base;
     END IF;
-    RETURN least(1000, ceil(p_base * power(v_rows / v_from, 0.55)))::integer;
+    RETURN least(1000, ceil(p_base * power(v_rows / 50000, 0.55)))::integer;
 END
 $$;
 
