@@ -28,8 +28,13 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
         row = await services.db.fetchone("SELECT memvault.has_ann_index_v1(%s) AS has", (v.id,))
         if row and row["has"]:
             indexed.append(v)
-    options = (await services.db.fetchone("SELECT memvault.ann_index_options_v1() AS o"))["o"]  # the definition's
-    hnsw = {k_: int(v_) for k_, v_ in (o.split("=", 1) for o in options)}
+    # the parameters the (first) vault's index was built with, which may not be the definition's yet
+    # (memvault.ann_index_options_v1: the worker rebuilds it)
+    row = await services.db.fetchone(
+        "SELECT coalesce((SELECT options FROM memvault.vault_ann_indexes WHERE vault_id = %s), "
+        "memvault.ann_index_options_v1()) AS o", (indexed[0].id if indexed else None,))
+    hnsw = {"m": 16, "ef_construction": 64} | {  # pgvector's defaults, for an option left unset
+        k_: int(v_) for k_, v_ in (o.split("=", 1) for o in row["o"] or [])}
     out: dict[str, Any] = {"hnsw": hnsw, "k": k, "vaults_indexed": len(indexed), "vaults": len(vaults),
                            "questions": len(questions)}
     if not indexed:

@@ -203,3 +203,22 @@ async def test_an_index_built_with_other_parameters_is_rebuilt_beside_itself(ser
     gone = await services.db.fetchone("SELECT to_regclass(%s) IS NULL AS gone", (f"memvault.{name}_next",))
     assert gone["gone"]
     assert [a for a in await plan(services.db, min_blocks=5) if a.vault_id == vault.id] == []
+
+
+async def test_the_ann_bench_reports_the_parameters_the_index_was_built_with(services, vault, db_url) -> None:
+    """`bench latency`'s ANN line names the vault's index as built (pg_class.reloptions), not the definition: an
+    index the worker has not rebuilt yet is measured for what it is."""
+    from app.bench.spread import ann_recall
+
+    await put_blocks(services, vault, TEXTS)
+    await apply(services.db, min_blocks=5, vault_id=vault.id)
+    out = await ann_recall(services, [vault], ["which city did I move to?"], k=3)
+    assert out["hnsw"] == {"m": 16, "ef_construction": 64} and out["vaults_indexed"] == 1
+    assert out["ef_search_100"]["recall_at_k"] == 1.0  # ten rows: the graph finds them all
+    name = (await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS n", (vault.id,)))["n"]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX memvault.{name}")
+        conn.execute(f"CREATE INDEX {name} ON memvault.block USING hnsw (embedding vector_cosine_ops) "
+                     f"WITH (m = 12) WHERE vault_id = '{vault.id}'::uuid")
+    out = await ann_recall(services, [vault], ["which city did I move to?"], k=3)
+    assert out["hnsw"] == {"m": 12, "ef_construction": 64}  # pgvector's default for the one left unset
