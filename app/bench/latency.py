@@ -72,7 +72,7 @@ async def build_index(services: Any, vault: Any, *, rebuild: bool, memory: str |
         if memory:
             await conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(memory)))
         await conn.execute(sql.SQL("DROP INDEX IF EXISTS memvault.{}").format(sql.Identifier(row["name"])))
-        ddl = await (await conn.execute("SELECT memvault.ann_index_ddl_v1(%s, false)", (vault.id,))).fetchone()
+        ddl = await (await conn.execute("SELECT memvault.ann_index_ddl_v2(%s, false)", (vault.id,))).fetchone()
         await conn.execute(ddl[0])
     return time.perf_counter() - t0
 

@@ -17,7 +17,6 @@ from typing import Any
 from psycopg import sql
 
 EF_SEARCH = (40, 100)  # 40: pgvector's default
-HNSW = {"m": 16, "ef_construction": 64}  # memvault.ann_index_ddl_v1
 
 
 async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, k: int = 10,
@@ -29,7 +28,14 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
         row = await services.db.fetchone("SELECT memvault.has_ann_index_v1(%s) AS has", (v.id,))
         if row and row["has"]:
             indexed.append(v)
-    out: dict[str, Any] = {"hnsw": HNSW, "k": k, "vaults_indexed": len(indexed), "vaults": len(vaults),
+    # the parameters the (first) vault's index was built with, which may not be the definition's yet
+    # (memvault.ann_index_options_v1: the worker rebuilds it)
+    row = await services.db.fetchone(
+        "SELECT coalesce((SELECT options FROM memvault.vault_ann_indexes WHERE vault_id = %s), "
+        "memvault.ann_index_options_v1()) AS o", (indexed[0].id if indexed else None,))
+    hnsw = {"m": 16, "ef_construction": 64} | {  # pgvector's defaults, for an option left unset
+        k_: int(v_) for k_, v_ in (o.split("=", 1) for o in row["o"] or [])}
+    out: dict[str, Any] = {"hnsw": hnsw, "k": k, "vaults_indexed": len(indexed), "vaults": len(vaults),
                            "questions": len(questions)}
     if not indexed:
         out["note"] = "no vault reached 5,000 memories: every search is exact (recall 1 by construction)"

@@ -7,8 +7,9 @@ exactly through the vault index and needs no HNSW index; a larger one gets ``mem
 ``WHERE vault_id = '<vault id>'``, which only it searches and only its writes maintain. The search functions use
 it once it is valid and scan exactly until then.
 
-``memvault.ann_index_plan_v1`` says what is due (build, rebuild an invalid one, drop one whose vault is gone or
-has shrunk below half the threshold); this module runs the DDL, which cannot run inside a transaction when it is
+``memvault.ann_index_plan_v1`` says what is due (build, rebuild an invalid one or one built with other HNSW
+parameters than ``memvault.ann_index_options_v1``, drop one whose vault is gone or has shrunk below half the
+threshold); this module runs the DDL, which cannot run inside a transaction when it is
 concurrent. Dropping a vault drops its index right after (:func:`drop_index`); the worker's
 ``build_ann_indexes`` job builds the due ones every minute and drops any left behind; ``memvault index`` does it
 at once; the benchmarks call :func:`ensure` while they fill a vault, as the worker would have.
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from app.db.connector import Database
 
 log = logging.getLogger(__name__)
+
+_SPARE = "_next"  # the suffix of a replacement index while it is built (block_ann_<vault>_next: 47 characters)
 
 MIN_BLOCKS = 5000  # the size from which a vault gets its own index and search leaves exact scans (exact_below)
 
@@ -83,15 +86,36 @@ async def apply(db: Database, *, min_blocks: int = MIN_BLOCKS, vault_id: UUID | 
     async with _ddl_connection(db) as conn:
         for a in await due():  # planned again under the lock: what its last holder did is done
             t0 = time.perf_counter()
-            if a.action in ("drop", "rebuild"):
-                await conn.execute(_drop(a.index_name, concurrently))
-            if a.action in ("build", "rebuild") and a.vault_id is not None:
-                cur = await conn.execute("SELECT memvault.ann_index_ddl_v1(%s, %s)", (a.vault_id, concurrently))
-                await conn.execute((await cur.fetchone())[0])
+            if a.action == "rebuild" and concurrently and a.vault_id is not None:
+                await _replace(conn, a.vault_id, a.index_name)
+            else:
+                if a.action in ("drop", "rebuild"):
+                    await conn.execute(_drop(a.index_name, concurrently))
+                if a.action in ("build", "rebuild") and a.vault_id is not None:
+                    await _build(conn, a.vault_id, concurrently)
             seconds = time.perf_counter() - t0
             log.info("%s %s (vault %s, %d blocks): %.1f s", a.action, a.index_name, a.vault_id, a.blocks, seconds)
             done.append(IndexAction(a.vault_id, a.action, a.index_name, a.blocks, seconds))
     return done
+
+
+async def _build(conn: psycopg.AsyncConnection, vault_id: UUID, concurrently: bool,
+                 name: str | None = None) -> None:
+    cur = await conn.execute("SELECT memvault.ann_index_ddl_v2(%s, %s, %s)", (vault_id, concurrently, name))
+    await conn.execute((await cur.fetchone())[0])
+
+
+async def _replace(conn: psycopg.AsyncConnection, vault_id: UUID, name: str) -> None:
+    """A vault's index rebuilt concurrently beside the one it replaces (built with other parameters, or left
+    invalid), which searches go on using meanwhile: then the old one dropped and the new one renamed to it. Between
+    the two, for a moment, the vault has none and is searched exactly. A replacement left by a rebuild that did not
+    finish is named like no vault's index: the plan drops it."""
+    spare = name + _SPARE
+    await conn.execute(_drop(spare, concurrently=True))
+    await _build(conn, vault_id, True, spare)
+    await conn.execute(_drop(name, concurrently=True))
+    await conn.execute(sql.SQL("ALTER INDEX memvault.{} RENAME TO {}").format(sql.Identifier(spare),
+                                                                              sql.Identifier(name)))
 
 
 async def drop_index(db: Database, vault_id: UUID) -> bool:

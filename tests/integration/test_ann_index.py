@@ -160,3 +160,65 @@ async def test_ef_search_grows_with_the_rows_of_the_vaults_index(services, vault
         conn.execute("SELECT count(*) FROM memvault.fast_search_v1(%s, %s, NULL, NULL, %s::jsonb)",
                      (qvec, "which city did I move to?", json.dumps({"exact": False, "sparse_n": 0})))
         assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "1000"
+
+
+def _options(db_url: str, name: str) -> list[str] | None:
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute("SELECT c.reloptions FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
+                           "WHERE c.relname = %s AND i.indisvalid", (name,)).fetchone()
+    return row[0] if row else None
+
+
+async def test_an_index_built_with_other_parameters_is_rebuilt_beside_itself(services, vault, db_url) -> None:
+    """The plan says 'rebuild' for an index whose HNSW parameters are not the definition's (built by hand, or
+    before ann_index_options_v1 changes) and nothing for a current one; the worker's concurrent rebuild builds the
+    new one under another name while the old one serves, then puts it in its place; the migration's blocking pass
+    leaves that to the worker. A replacement left behind by a rebuild that did not finish is dropped."""
+    await put_blocks(services, vault, TEXTS)
+    await apply(services.db, min_blocks=5, vault_id=vault.id)
+    name = (await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS n", (vault.id,)))["n"]
+    current = (await services.db.fetchone("SELECT memvault.ann_index_options_v1() AS o"))["o"]
+    assert sorted(_options(db_url, name)) == sorted(current)
+    assert [a for a in await plan(services.db, min_blocks=5) if a.vault_id == vault.id] == []
+
+    assert sorted(current) == ["ef_construction=64", "m=16"]  # what main built: no rebuild when this lands
+    with psycopg.connect(db_url, autocommit=True) as conn:  # other parameters, as docs/ann-params.md tried them
+        conn.execute(f"DROP INDEX memvault.{name}")
+        conn.execute(f"CREATE INDEX {name} ON memvault.block USING hnsw (embedding vector_cosine_ops) "
+                     f"WITH (ef_construction = 32, m = 12) WHERE vault_id = '{vault.id}'::uuid")
+    due = [(a.action, a.index_name) for a in await plan(services.db, min_blocks=5) if a.vault_id == vault.id]
+    assert due == [("rebuild", name)]
+    with psycopg.connect(db_url, autocommit=True) as conn:  # the migration's pass: not here, the worker's
+        assert conn.execute("SELECT memvault.build_due_ann_indexes_v1(5)").fetchone()[0] == 0
+    assert _options(db_url, name) == ["ef_construction=32", "m=12"]
+
+    with psycopg.connect(db_url, autocommit=True) as conn:  # a replacement a killed rebuild left behind
+        conn.execute(conn.execute("SELECT memvault.ann_index_ddl_v2(%s, false, %s)",
+                                  (vault.id, name + "_next")).fetchone()[0])
+    assert ("drop", name + "_next") in [(a.action, a.index_name) for a in await plan(services.db, min_blocks=5)]
+    done = [(a.action, a.index_name) for a in await apply(services.db, min_blocks=5, vault_id=None)
+            if a.index_name.startswith(name)]
+    assert sorted(done) == [("drop", name + "_next"), ("rebuild", name)]
+    assert sorted(_options(db_url, name)) == sorted(current) and await has_index(services.db, vault.id)
+    gone = await services.db.fetchone("SELECT to_regclass(%s) IS NULL AS gone", (f"memvault.{name}_next",))
+    assert gone["gone"]
+    assert [a for a in await plan(services.db, min_blocks=5) if a.vault_id == vault.id] == []
+
+
+async def test_the_ann_bench_reports_the_parameters_the_index_was_built_with(services, vault, db_url) -> None:
+    """`bench latency`'s ANN line names the vault's index as built (pg_class.reloptions), not the definition: an
+    index the worker has not rebuilt yet is measured for what it is."""
+    from app.bench.spread import ann_recall
+
+    await put_blocks(services, vault, TEXTS)
+    await apply(services.db, min_blocks=5, vault_id=vault.id)
+    out = await ann_recall(services, [vault], ["which city did I move to?"], k=3)
+    assert out["hnsw"] == {"m": 16, "ef_construction": 64} and out["vaults_indexed"] == 1
+    assert out["ef_search_100"]["recall_at_k"] == 1.0  # ten rows: the graph finds them all
+    name = (await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS n", (vault.id,)))["n"]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX memvault.{name}")
+        conn.execute(f"CREATE INDEX {name} ON memvault.block USING hnsw (embedding vector_cosine_ops) "
+                     f"WITH (m = 12) WHERE vault_id = '{vault.id}'::uuid")
+    out = await ann_recall(services, [vault], ["which city did I move to?"], k=3)
+    assert out["hnsw"] == {"m": 12, "ef_construction": 64}  # pgvector's default for the one left unset
