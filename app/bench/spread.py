@@ -27,6 +27,16 @@ SPLIT = ("even-numbered questions (0, 2, ...) are the choosing half, the only on
          f"{ANN_QUESTIONS_PER_HALF}, taken evenly across it")
 
 
+ANN_SEARCH = ("SELECT id FROM memvault.block WHERE vault_id = %s AND embedding IS NOT NULL "
+              "ORDER BY embedding <=> %s LIMIT %s")
+# Exact search: ``+ 0`` keeps the HNSW index out of its plan whatever the settings. Not the ANN statement under
+# ``enable_indexscan = off``: psycopg prepares a statement run five times on a connection, and the server's cached
+# generic plan of it (a sequential scan, planned under those settings) then served the ANN passes on that
+# connection too, as exact search: recall 1 at every ef.
+EXACT_SEARCH = ("SELECT id FROM memvault.block WHERE vault_id = %s AND embedding IS NOT NULL "
+                "ORDER BY (embedding <=> %s) + 0 LIMIT %s")
+
+
 def split_questions(n: int, per_half: int = ANN_QUESTIONS_PER_HALF) -> tuple[list[int], list[int]]:
     """(choosing, reported): indices into ``n`` questions, even-numbered and odd-numbered, each half thinned evenly
     to at most ``per_half`` (the j-th of ``per_half`` picks at j * len / per_half: from the whole half)."""
@@ -70,16 +80,14 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
         return out
     asked = choosing + reported
     vecs = await asyncio.to_thread(lambda: {i: services.embedder.embed_query(questions[i]) for i in asked})
-    search = ("SELECT id FROM memvault.block WHERE vault_id = %s AND embedding IS NOT NULL "
-              "ORDER BY embedding <=> %s LIMIT %s")
+    search = ANN_SEARCH
     exact: dict[tuple[int, int], set[int]] = {}
     t0 = time.perf_counter()
     async with services.db.transaction() as conn:
-        await conn.execute("SET LOCAL enable_indexscan = off")
-        await conn.execute("SET LOCAL enable_bitmapscan = off")
         for vi, v in enumerate(indexed):
             for qi in asked:
-                exact[vi, qi] = {r["id"] for r in await (await conn.execute(search, (v.id, vecs[qi], k))).fetchall()}
+                got = await (await conn.execute(EXACT_SEARCH, (v.id, vecs[qi], k))).fetchall()
+                exact[vi, qi] = {r["id"] for r in got}
     out["exact_s"] = round(time.perf_counter() - t0, 1)
     # and the value recall itself runs at in these vaults (search.ef_search, grown with the index's rows:
     # memvault.ann_ef_search_v1)

@@ -244,3 +244,21 @@ async def test_the_ann_bench_reports_the_held_out_half_apart_from_the_choosing_h
     assert {k: out["questions"][k] for k in ("choosing", "reported")} == {"choosing": 1, "reported": 1}
     out = await ann_recall(services, [vault], QUESTIONS[:1], k=3)  # no reported half: no number, not a made-up 1
     assert out["ef_search_100"]["recall_at_k"] is None and out["ef_search_100"]["choosing_recall_at_k"] == 1.0
+
+
+async def test_the_ann_bench_exact_search_never_uses_the_index(services, vault, db_url) -> None:
+    """The exact side of the ANN check is its own statement that cannot use the HNSW index, whatever the settings:
+    the ANN statement run under enable_indexscan = off got prepared (psycopg, after five runs) with a cached
+    sequential-scan plan that the ANN passes on that connection then reused: recall 1 at every ef."""
+    from app.bench.spread import ANN_SEARCH, EXACT_SEARCH
+
+    await put_blocks(services, vault, TEXTS)
+    await apply(services.db, min_blocks=5, vault_id=vault.id)
+    name = (await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS n", (vault.id,)))["n"]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        register_vector(conn)
+        q = conn.execute("SELECT embedding FROM memvault.block WHERE vault_id = %s LIMIT 1", (vault.id,)).fetchone()[0]
+        conn.execute("SET enable_seqscan = off")  # the planner takes any index it can here
+        plans = {s: "\n".join(r[0] for r in conn.execute("EXPLAIN " + s, (vault.id, q, 3)).fetchall())
+                 for s in (ANN_SEARCH, EXACT_SEARCH)}
+    assert name in plans[ANN_SEARCH] and name not in plans[EXACT_SEARCH]
