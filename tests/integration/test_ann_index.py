@@ -18,6 +18,10 @@ TEXTS = [f"Piano lesson {i}: scales in {key} major, then a minuet" for i, key in
         ["I moved to Lisbon last spring", "My dentist is Dr. Lin in Tainan", "We adopted a cat named Luna"]
 
 
+QUESTIONS = ["which city did I move to?", "who is my dentist?", "what is the cat called?",
+             "what did I play in D major?", "when did I move?"]
+
+
 def _index_scans(conn: psycopg.Connection, name: str) -> int:
     """Scans of the index in this transaction so far (0 while it does not exist)."""
     row = conn.execute("SELECT pg_stat_get_xact_numscans(to_regclass(%s))", (f"memvault.{name}",)).fetchone()
@@ -212,7 +216,7 @@ async def test_the_ann_bench_reports_the_parameters_the_index_was_built_with(ser
 
     await put_blocks(services, vault, TEXTS)
     await apply(services.db, min_blocks=5, vault_id=vault.id)
-    out = await ann_recall(services, [vault], ["which city did I move to?"], k=3)
+    out = await ann_recall(services, [vault], QUESTIONS, k=3)
     assert out["hnsw"] == {"m": 16, "ef_construction": 64} and out["vaults_indexed"] == 1
     assert out["ef_search_100"]["recall_at_k"] == 1.0  # ten rows: the graph finds them all
     name = (await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS n", (vault.id,)))["n"]
@@ -220,5 +224,41 @@ async def test_the_ann_bench_reports_the_parameters_the_index_was_built_with(ser
         conn.execute(f"DROP INDEX memvault.{name}")
         conn.execute(f"CREATE INDEX {name} ON memvault.block USING hnsw (embedding vector_cosine_ops) "
                      f"WITH (m = 12) WHERE vault_id = '{vault.id}'::uuid")
-    out = await ann_recall(services, [vault], ["which city did I move to?"], k=3)
+    out = await ann_recall(services, [vault], QUESTIONS, k=3)
     assert out["hnsw"] == {"m": 12, "ef_construction": 64}  # pgvector's default for the one left unset
+
+
+async def test_the_ann_bench_reports_the_held_out_half_apart_from_the_choosing_half(services, vault) -> None:
+    """The ANN check measures every question given, split in two fixed halves: even-numbered ones (the half an ef
+    choice may look at) and odd-numbered ones (reported); a cap thins each half; exact search is timed."""
+    from app.bench.spread import ann_recall
+
+    await put_blocks(services, vault, TEXTS)
+    await apply(services.db, min_blocks=5, vault_id=vault.id)
+    out = await ann_recall(services, [vault], QUESTIONS, k=3)
+    assert {k: out["questions"][k] for k in ("of", "choosing", "reported")} == {"of": 5, "choosing": 3, "reported": 2}
+    assert "odd-numbered" in out["questions"]["split"] and out["exact_s"] >= 0
+    for ef in (40, 100):
+        assert out[f"ef_search_{ef}"]["recall_at_k"] == out[f"ef_search_{ef}"]["choosing_recall_at_k"] == 1.0
+    out = await ann_recall(services, [vault], QUESTIONS, k=3, per_half=1)
+    assert {k: out["questions"][k] for k in ("choosing", "reported")} == {"choosing": 1, "reported": 1}
+    out = await ann_recall(services, [vault], QUESTIONS[:1], k=3)  # no reported half: no number, not a made-up 1
+    assert out["ef_search_100"]["recall_at_k"] is None and out["ef_search_100"]["choosing_recall_at_k"] == 1.0
+
+
+async def test_the_ann_bench_exact_search_never_uses_the_index(services, vault, db_url) -> None:
+    """The exact side of the ANN check is its own statement that cannot use the HNSW index, whatever the settings:
+    the ANN statement run under enable_indexscan = off got prepared (psycopg, after five runs) with a cached
+    sequential-scan plan that the ANN passes on that connection then reused: recall 1 at every ef."""
+    from app.bench.spread import ANN_SEARCH, EXACT_SEARCH
+
+    await put_blocks(services, vault, TEXTS)
+    await apply(services.db, min_blocks=5, vault_id=vault.id)
+    name = (await services.db.fetchone("SELECT memvault.ann_index_name_v1(%s) AS n", (vault.id,)))["n"]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        register_vector(conn)
+        q = conn.execute("SELECT embedding FROM memvault.block WHERE vault_id = %s LIMIT 1", (vault.id,)).fetchone()[0]
+        conn.execute("SET enable_seqscan = off")  # the planner takes any index it can here
+        plans = {s: "\n".join(r[0] for r in conn.execute("EXPLAIN " + s, (vault.id, q, 3)).fetchall())
+                 for s in (ANN_SEARCH, EXACT_SEARCH)}
+    assert name in plans[ANN_SEARCH] and name not in plans[EXACT_SEARCH]
