@@ -64,9 +64,11 @@ $$;
 
 -- The hnsw.ef_search a search of the vault's own index runs at: p_base (search.ef_search) up to 50,000 rows in
 -- the index, then growing as (rows / 50,000)^0.55, so that recall against exact search holds as a vault grows.
--- Measured with `memvault bench latency` (app/bench/spread.py's ann_recall, m 16 / ef_construction 64, the dev
--- files' questions): 10k rows 0.989 at ef 100; 101k rows 0.977 at 100, 0.985 at 120, 0.990 at 146 (this rule:
--- 148), 0.995 at 180; 1,014,916 rows 0.909 at 100, 0.966 at 400, 0.988 at 500 (this rule: 524), 0.996 at 700.
+-- Calibrated with `memvault bench latency` (app/bench/spread.py's ann_recall, m 16 / ef_construction 64) on the
+-- first 100 dev questions: 10k rows 0.989 at ef 100; 101k rows 0.977 at 100, 0.985 at 120, 0.990 at 146 (this
+-- rule: 148), 0.995 at 180; 1,014,916 rows 0.909 at 100, 0.966 at 400, 0.988 at 500 (this rule: 524), 0.996 at 700.
+-- Held out (the odd-numbered half of all 556 dev questions, which no choice of ef looked at; docs/ann-params.md):
+-- 101k rows 0.9705 at 148 (0.982 needs ~220), 1M rows 0.991 at 524.
 -- The first rule (rows^0.7 past 100k) gave 101 at 101k rows: 0.977. Rows are the index's own count
 -- (pg_class.reltuples, kept by CREATE INDEX and vacuum): no count of the vault on the fast path. Capped at 1,000
 -- (pgvector's maximum).
