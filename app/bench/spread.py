@@ -80,7 +80,6 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
         return out
     asked = choosing + reported
     vecs = await asyncio.to_thread(lambda: {i: services.embedder.embed_query(questions[i]) for i in asked})
-    search = ANN_SEARCH
     exact: dict[tuple[int, int], set[int]] = {}
     t0 = time.perf_counter()
     async with services.db.transaction() as conn:
@@ -99,12 +98,12 @@ async def ann_recall(services: Any, vaults: list[Any], questions: list[str], *, 
         ms = []
         async with services.db.transaction() as conn:
             await conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
-            plan = await (await conn.execute("EXPLAIN " + search, (indexed[0].id, vecs[asked[0]], k))).fetchall()
+            plan = await (await conn.execute("EXPLAIN " + ANN_SEARCH, (indexed[0].id, vecs[asked[0]], k))).fetchall()
             out["index_used"] = any("block_ann_" in next(iter(r.values())) for r in plan)
             for vi, v in enumerate(indexed):
                 for qi in asked:
                     t = time.perf_counter()
-                    got = {r["id"] for r in await (await conn.execute(search, (v.id, vecs[qi], k))).fetchall()}
+                    got = {r["id"] for r in await (await conn.execute(ANN_SEARCH, (v.id, vecs[qi], k))).fetchall()}
                     ms.append((time.perf_counter() - t) * 1000)
                     want = exact[vi, qi]
                     hits[qi].append(len(got & want) / max(1, len(want)))

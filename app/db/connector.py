@@ -168,7 +168,7 @@ class Database:
         # The tables' owner, for the one thing the service's role may not do: a vault's own HNSW index, built and
         # dropped CONCURRENTLY (app/db/ann_index.py), which takes the table's owner and cannot run inside a
         # SECURITY DEFINER function. A short autocommit connection runs the statement the owner's
-        # memvault.ann_index_ddl_v1 writes; nothing else ever uses it. None: ``url`` (already the owner's).
+        # memvault.ann_index_ddl_v2 writes; nothing else ever uses it. None: ``url`` (already the owner's).
         self.ddl_url = ddl_url or url
         self._closing = None  # the pool replaced after an outage, while it closes
         # check: e.g. AsyncConnectionPool.check_connection, a dropped connection found before use (the standbys')

@@ -102,8 +102,7 @@ class Screen:
             counts = count_batch(self._tokens, [p.item.content for p in passing], threads=1)
             for p, n in zip(passing, counts, strict=True):
                 p.tokens = int(n)
-            if not read_verdict:
-                return prepared
+        if passing and read_verdict:
             with self.clock("read_verdict"):  # kept with the block: its recalls skip the read-time rules
                 for p in passing:
                     p.read_clean = is_clean(p.item.content)

@@ -287,7 +287,7 @@ REVOKE ALL ON FUNCTION memvault.erasure_residue_v1(text) FROM PUBLIC;
 -- database that is not PostgreSQL's own (memvault's, the job queue's, every AGE graph's; partitions one by one)
 -- rewritten with VACUUM (FULL, ANALYZE), so that no page keeps a deleted row's bytes; then pg_statistic, where
 -- ANALYZE's most common values of the old rows were, rewritten too (superuser only: p_catalog false leaves it).
--- VACUUM cannot run in a function, so this returns the text and the caller runs it, as ann_index_ddl_v1 does.
+-- VACUUM cannot run in a function, so this returns the text and the caller runs it, as ann_index_ddl_v2 does.
 CREATE OR REPLACE FUNCTION memvault.scrub_statements_v1(p_catalog boolean DEFAULT true)
     RETURNS TABLE (statement text)
     LANGUAGE sql STABLE
