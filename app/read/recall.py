@@ -9,6 +9,9 @@ OutputFormatter -> write-back + recall_log. The fast path always runs; slow mode
 fast + extras).
 A shortcut (the Slow Thinker's prefetch cache, :mod:`app.read.prefetch`, given by ``Services``) is asked first:
 a hit skips the pipeline, never the sanitizer and the formatter.
+Before the models run, the fast search's sparse side (it needs no vector and nothing a model decides) is sent
+ahead on a connection of its own (:mod:`app.read.ahead`, ``ReadConfig.sparse_ahead``); the search takes its
+rankings when they answer exactly what it asks.
 """
 
 from __future__ import annotations
@@ -156,8 +159,9 @@ class ReadTrack:
         query, k, budget = _validate(query, options, self.config)
         clock = StageClock()
         sanitizer = ReadSanitizer()
-        # The models first (embed, classify), with no transaction open; then one unit of work in the vault: the
-        # shortcut (Slow Thinker's cache: a hit skips the pipeline, never the sanitizer), the pipeline, the log.
+        # The sparse side sent ahead (PostgreSQL runs it while the process embeds and classifies); the models
+        # (embed, classify), with no transaction open; then one unit of work in the vault: the shortcut (Slow
+        # Thinker's cache: a hit skips the pipeline, never the sanitizer), the pipeline, the log.
         ahead = self._ahead(vault, query, options, k)
         try:
             ctx = await self.context(vault, query, options, k, clock, budget=budget, ahead=ahead)

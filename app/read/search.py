@@ -1,7 +1,9 @@
-"""Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v2``) per query.
+"""Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v3``, scoping itself) per query.
 
 Dense top-N (HNSW, or exact in a small vault) over the question and sparse top-N (rare tsvector terms) over its
-focus (:mod:`app.read.focus`) fused by RRF in SQL, then the stages of ``sql/idempotent/070-scoring.sql``. Python
+focus (:mod:`app.read.focus`) fused by RRF in SQL, then the stages of ``sql/idempotent/070-scoring.sql``. When the
+recall sent the sparse side ahead of its models for exactly this request (:mod:`app.read.ahead`), the call is
+``recall_fast_v5`` given its rankings instead: the same rows. Python
 passes the query vector, the times and the per-intent configuration as data, and turns rows into
 :class:`Candidate` objects, each with its stage multipliers keyed by the SQL stage's name (``factors``).
 """
@@ -109,7 +111,7 @@ class FastSearch(ReadStage):
 
     name: ClassVar[str] = "search"
     needs_db: ClassVar[bool] = True
-    scopes_itself: ClassVar[bool] = True  # one statement, recall_fast_v3, when the recall has no transaction open
+    scopes_itself: ClassVar[bool] = True  # one statement, recall_fast_v3 / _v5, when the recall has no transaction open
 
     def __init__(self, services: Services, search: SearchConfig | None = None) -> None:
         self.services = services
