@@ -89,6 +89,8 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None
     # statements (BEGIN, the scope's set_config, the probe; the search; the log, COMMIT: [6]), and the
     # write-back had a transaction of its own before that ([3, 1]). Before issue 33: four transactions of four
     # round trips each, 16.
+    # (in the order the checkouts were taken: the early statement's first, unless the models answered without
+    # yielding to the loop, when the search would find it without a connection and run the rail itself)
     assert seen == [1, 3]
     assert statements == [1, 3]
     assert called == [["sparse_ahead_v1"], ["prefetch_get_v2", "recall_fast_v5", "record_recall_v2"]]
