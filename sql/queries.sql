@@ -12,6 +12,19 @@ SELECT * FROM memvault.recall_fast_v2(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s);
 -- app/read/search.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
 SELECT * FROM memvault.recall_fast_v3(%s::uuid, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s);
 
+-- recall_fast_given --
+-- app/read/search.py: recall_fast with the sparse side sent ahead (app/read/ahead.py), in an open transaction
+SELECT * FROM memvault.recall_fast_v4(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s::bigint[], %s::bigint[]);
+
+-- recall_fast_given_scoped --
+-- app/read/search.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
+SELECT * FROM memvault.recall_fast_v5(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s::bigint[], %s::bigint[],
+                                      %s);
+
+-- sparse_ahead --
+-- app/read/ahead.py, through Database.scoped (the vault and the actor first, from the recall's vault)
+SELECT * FROM memvault.sparse_ahead_v1(%s::uuid, %s, %s, %s, %s, %s::jsonb);
+
 -- score_candidates --
 -- app/read/search.py
 SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s);

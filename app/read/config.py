@@ -424,6 +424,9 @@ class ReadConfig:
     # tries a scoring coefficient (app/bench/folds.py); empty in service.
     scoring_overrides: tuple[tuple[str, Any], ...] = ()
     candidates: int = 30  # scored candidates kept for rerank / format (at least k)
+    # Send the fast search's sparse side ahead of the models (app/read/ahead.py; round 4 of docs/recall-cpu.md):
+    # the same results; PostgreSQL runs the sparse rail while the process embeds and classifies the question.
+    sparse_ahead: bool = True
     default_k: int = 10
     max_k: int = 200
     default_token_budget: int = 2000

@@ -9,6 +9,9 @@ OutputFormatter -> write-back + recall_log. The fast path always runs; slow mode
 fast + extras).
 A shortcut (the Slow Thinker's prefetch cache, :mod:`app.read.prefetch`, given by ``Services``) is asked first:
 a hit skips the pipeline, never the sanitizer and the formatter.
+Before the models run, the fast search's sparse side (it needs no vector and nothing a model decides) is sent
+ahead on a connection of its own (:mod:`app.read.ahead`, ``ReadConfig.sparse_ahead``); the search takes its
+rankings when they answer exactly what it asks.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from app.read.pipeline import Pipeline
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.schemas import MAX_QUERY_CHARS
-from app.read.search import Candidate
+from app.read.ahead import SparseAhead
+from app.read.search import Candidate, FastSearch
 from app.read.spread import asks_many
 from app.read.timeframe import QueryTimeframe, asks_when
 from app.read.unit import RecallUnit
@@ -114,6 +118,12 @@ class ReadTrack:
         self.formatter = OutputFormatter(cards_share=cfg.cards_share, long_tokens=cfg.long_tokens,
                                          near_dup_cos=cfg.near_dup_cos)
         self._pending: set[asyncio.Task] = set()
+        # The sparse side sent ahead of the models (app/read/ahead.py): FastSearch builds its request; the
+        # NoiseFilter tags every profile scores with (None when they differ: nothing is sent ahead).
+        self._search = FastSearch(services, cfg.search)
+        tags = {(replace(p.scoring, **dict(cfg.scoring_overrides)) if cfg.scoring_overrides else p.scoring).noise_tags
+                for p in PROFILES.values()}
+        self._noise_tags = next(iter(tags)) if len(tags) == 1 else None
 
     def _touch(self, vault: Vault, ids: list[int]) -> None:
         """A standby's write-back, after answering: returned blocks' access_count + 1 on the primary (a standby
@@ -149,22 +159,48 @@ class ReadTrack:
         query, k, budget = _validate(query, options, self.config)
         clock = StageClock()
         sanitizer = ReadSanitizer()
-        # The models first (embed, classify), with no transaction open; then one unit of work in the vault: the
-        # shortcut (Slow Thinker's cache: a hit skips the pipeline, never the sanitizer), the pipeline, the log.
-        ctx = await self.context(vault, query, options, k, clock, budget=budget)
-        async with RecallUnit(self.services.db, vault.id) as unit:
-            if self.shortcut is not None and self.shortcut.applies(options):
-                with clock.stage("prefetch"):
-                    hit = await self.shortcut.lookup(vault, query, unit)
-                if hit is not None:
-                    return await self._finish(unit, vault, query, options, k, budget, hit.candidates, [], clock, [],
-                                              sanitizer, hit.meta, prefetch_hit=True)
-            cands = await self.pipeline.run(ctx, unit=unit)
-            return await self._finish(unit, vault, query, options, k, budget, cands, ctx.found.get("cascade", []),
-                                      clock, ctx.events, sanitizer, self.meta(ctx), prefetch_hit=False)
+        # The sparse side sent ahead (PostgreSQL runs it while the process embeds and classifies); the models
+        # (embed, classify), with no transaction open; then one unit of work in the vault: the shortcut (Slow
+        # Thinker's cache: a hit skips the pipeline, never the sanitizer), the pipeline, the log.
+        ahead = self._ahead(vault, query, options, k)
+        try:
+            ctx = await self.context(vault, query, options, k, clock, budget=budget, ahead=ahead)
+            async with RecallUnit(self.services.db, vault.id) as unit:
+                if self.shortcut is not None and self.shortcut.applies(options):
+                    with clock.stage("prefetch"):
+                        hit = await self.shortcut.lookup(vault, query, unit)
+                    if hit is not None:
+                        return await self._finish(unit, vault, query, options, k, budget, hit.candidates, [], clock,
+                                                  [], sanitizer, hit.meta, prefetch_hit=True)
+                cands = await self.pipeline.run(ctx, unit=unit)
+                return await self._finish(unit, vault, query, options, k, budget, cands,
+                                          ctx.found.get("cascade", []), clock, ctx.events, sanitizer, self.meta(ctx),
+                                          prefetch_hit=False)
+        finally:
+            if ahead is not None:
+                await ahead.settle()
+
+    def _ahead(self, vault: Vault, query: str, options: RecallOptions, k: int) -> SparseAhead | None:
+        """The sparse side of the recall's search sent now, before the models run (app/read/ahead.py), when its
+        request can be known without them: the vault's size is in ``services.vault_sizes`` and every intent
+        profile has the same NoiseFilter tags (they do: the seed's seven)."""
+        n = self.services.vault_sizes.get(vault.id)
+        if not self.config.sparse_ahead or n is None or self._noise_tags is None:
+            return None
+        request = self._search.request(query, n, self._limit(query, options, k), self._noise_tags, options.as_of,
+                                       options.known_at)
+        return SparseAhead.start(self.services.db, vault.id, request)
+
+    def _limit(self, query: str, options: RecallOptions, k: int, gathers: bool | None = None) -> int:
+        """How many scored candidates the search returns: the read track's, k, the funnel's, SessionSpread's."""
+        cfg = self.config
+        funnel_on = cfg.funnel.enabled if options.funnel is None else options.funnel
+        gathers = asks_many(query) if gathers is None else gathers
+        return max(cfg.candidates, k, cfg.funnel.candidates if funnel_on else 0,
+                   cfg.spread.candidates if cfg.spread.enabled and gathers else 0)
 
     async def context(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock, *,
-                      budget: int | None = None) -> RecallContext:
+                      budget: int | None = None, ahead: SparseAhead | None = None) -> RecallContext:
         """Embed, classify, route and read the question's timeframe: the recall's frozen context."""
         cfg = self.config
         with clock.stage("embed"):
@@ -192,9 +228,8 @@ class ReadTrack:
             query=query, vault=vault, qvec=qvec, intent=routed.intent, classification=cls, routed=routed,
             profile=profile, scoring=scoring, thinking=thinking, plan=LayerPlan.for_mode(profile.mode, thinking),
             as_of=options.as_of, known_at=options.known_at, timeframe=timeframe, gathers=gathers,
-            limit=max(cfg.candidates, k, cfg.funnel.candidates if funnel_on else 0,
-                      cfg.spread.candidates if cfg.spread.enabled and gathers else 0), k=k, budget=budget,
-            funnel=funnel_on, services=self.services, config=cfg, clock=clock)
+            limit=self._limit(query, options, k, gathers), k=k, budget=budget, funnel=funnel_on,
+            services=self.services, config=cfg, clock=clock, ahead=ahead)
 
     async def retrieve(self, ctx: RecallContext) -> list[Candidate]:
         """Everything before sanitize + format: the thinking mode's recipe; cascade cards in ``ctx.found``."""

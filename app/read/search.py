@@ -1,7 +1,9 @@
-"""Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v2``) per query.
+"""Fast search + the 11 scoring stages: one SQL call (``memvault.recall_fast_v3``, scoping itself) per query.
 
 Dense top-N (HNSW, or exact in a small vault) over the question and sparse top-N (rare tsvector terms) over its
-focus (:mod:`app.read.focus`) fused by RRF in SQL, then the stages of ``sql/idempotent/070-scoring.sql``. Python
+focus (:mod:`app.read.focus`) fused by RRF in SQL, then the stages of ``sql/idempotent/070-scoring.sql``. When the
+recall sent the sparse side ahead of its models for exactly this request (:mod:`app.read.ahead`), the call is
+``recall_fast_v5`` given its rankings instead: the same rows. Python
 passes the query vector, the times and the per-intent configuration as data, and turns rows into
 :class:`Candidate` objects, each with its stage multipliers keyed by the SQL stage's name (``factors``).
 """
@@ -19,6 +21,7 @@ from pgvector import Vector
 
 from app.db.queries import Q
 from app.read import rail2
+from app.read.ahead import SparseRequest
 from app.read.config import SearchConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
@@ -108,7 +111,7 @@ class FastSearch(ReadStage):
 
     name: ClassVar[str] = "search"
     needs_db: ClassVar[bool] = True
-    scopes_itself: ClassVar[bool] = True  # one statement, recall_fast_v3, when the recall has no transaction open
+    scopes_itself: ClassVar[bool] = True  # one statement, recall_fast_v3 / _v5, when the recall has no transaction open
 
     def __init__(self, services: Services, search: SearchConfig | None = None) -> None:
         self.services = services
@@ -121,21 +124,33 @@ class FastSearch(ReadStage):
     async def __call__(self, ctx: RecallContext, cands: list[Candidate]) -> list[Candidate]:
         return await self.find(ctx, ctx.query, ctx.qvec)
 
+    def request(self, query: str, n: int, limit: int, noise_tags: tuple[str, ...], as_of: datetime | None,
+                known_at: datetime | None) -> SparseRequest:
+        """What the sparse side is asked for when ``query`` is searched in a vault of ``n`` blocks (as
+        ``services.vault_sizes`` counts it) for ``limit`` candidates with these NoiseFilter tags: the rail's text
+        (the question's focus: the subject's terms, not the request's framing) and every search key but the
+        vectors. :meth:`find` asks it; a recall builds it before its models run, to send it ahead
+        (app/read/ahead.py)."""
+        search = {**self.search.params(n <= self.search.exact_below), "vault_blocks": n,
+                  "noise_tags": list(noise_tags)}  # one NoiseFilter list
+        # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
+        search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
+        search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
+        return SparseRequest(focus(query) or query, as_of, known_at, json.dumps(search))
+
     async def find(self, ctx: RecallContext, query: str, qvec: np.ndarray, *, variant: bool = False,
                    rail2_params: dict | None = None) -> list[Candidate]:
         """``query`` (the question, or a ``variant`` of it) searched and scored with ``ctx``'s times and scoring;
-        ``rail2_params``: its second-rail keys when the caller embedded them already (``rail2.search_params_many``)."""
+        ``rail2_params``: its second-rail keys when the caller embedded them already (``rail2.search_params_many``).
+        The sparse side comes from ``ctx.ahead`` when the recall sent it ahead for exactly this request."""
         scoring, limit, sizes = ctx.scoring, ctx.limit, self.services.vault_sizes
         n = sizes.get(ctx.vault.id)
         if n is None:  # probed once a minute, in a transaction of the recall's (the search then runs in it too)
             n = await vault_blocks(sizes, ctx.conn or await ctx.unit.conn(), ctx.vault.id,
                                    max(self.search.exact_below, SCAN_MAX))
-        search = {**self.search.params(n <= self.search.exact_below), "vault_blocks": n,
-                  "noise_tags": list(scoring.noise_tags)}  # one NoiseFilter list
-        # Each rail reads enough for the answer: 2k candidates, at least min_rail_n, at most dense_n / sparse_n.
-        search["dense_n"] = min(self.search.dense_n, max(self.search.min_rail_n, 2 * limit))
-        search["sparse_n"] = min(self.search.sparse_n, max(self.search.min_rail_n, 2 * limit))
-        sparse_query = focus(query) or query  # the subject's terms, not the request's framing
+        request = self.request(query, n, limit, scoring.noise_tags, ctx.as_of, ctx.known_at)
+        search = json.loads(request.search)
+        sparse_query = request.query
         if self.search.rail2_on(ctx.thinking, variant=variant, gathers=ctx.gathers):  # the second dense rail
             search.update(rail2_params if rail2_params is not None else
                           await rail2.search_params(self.services, query))
@@ -143,11 +158,18 @@ class FastSearch(ReadStage):
         if self.search.focus_dense_w > 0 and sparse_query != query:  # a second dense query, from the focus
             search["qvec_focus"] = Vector(await self.services.models.embed_query(self.services.embedder,
                                                                                  sparse_query)).to_text()
-        params = (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search), json.dumps(scoring.params()), limit)
+        given = await ctx.ahead.take(request) if ctx.ahead is not None else None
+        if given is not None:  # the sparse side sent ahead: the rest in one statement
+            params = (qvec, ctx.as_of, ctx.known_at, json.dumps(search), json.dumps(scoring.params()), limit, *given)
+            plain, scoped = Q.recall_fast_given, Q.recall_fast_given_scoped
+        else:
+            params = (qvec, sparse_query, ctx.as_of, ctx.known_at, json.dumps(search), json.dumps(scoring.params()),
+                      limit)
+            plain, scoped = Q.recall_fast, Q.recall_fast_scoped
         if ctx.conn is not None:  # a transaction is open (the caller's, or the recall's)
-            cur = await ctx.conn.execute(Q.recall_fast, params)
+            cur = await ctx.conn.execute(plain, params)
         else:  # none: one statement that scopes itself, on the recall's connection
-            cur = await ctx.unit.execute(Q.recall_fast, Q.recall_fast_scoped, params, extra=(RULES,))
+            cur = await ctx.unit.execute(plain, scoped, params, extra=(RULES,))
         return [candidate_from_row(r) for r in await cur.fetchall()]
 
 

@@ -6,7 +6,9 @@ the search (``recall_fast_v3``) and, once formatted, the log with its write-back
 one implicit transaction, one send and one round trip; before round 3 of docs/recall-cpu.md they were six
 statements of one pipelined transaction (BEGIN, the scope's ``set_config``, the search, the log, COMMIT), ~9.6
 sends a recall. The reads need no transaction of their own: under READ COMMITTED each statement took its own
-snapshot already, and the only write, the log, is one statement.
+snapshot already, and the only write, the log, is one statement. Since round 4 the search is ``recall_fast_v5``
+when the recall sent its sparse side ahead of the models (app/read/ahead.py: one statement on a checkout of its
+own, before this unit takes its connection).
 
 Any other database stage (the prefetch probe, SessionContinuity, hops, provenance, the vault size probe) opens a
 vault transaction on the unit's connection (:meth:`conn`, pipelined: BEGIN, the scope and the first statement read

@@ -501,6 +501,9 @@ $$;
 -- a second dense query's rail when qvec_focus (a vector of the main model, as text) is given, at weight
 -- focus_dense_w 0; the sparse rail's pseudo-relevance feedback at weight sparse_prf_w 0 (sparse_prf_docs 10,
 -- sparse_prf_terms 5, sparse_prf_term_w 0.5; below).
+-- Since round 4 of docs/recall-cpu.md it is its two halves: the sparse side (_sparse_side_v1: the query's text
+-- only, no vector) and the rest (fast_search_v2: the dense rails and RRF, given the sparse side's rankings), so
+-- that a recall can send the sparse side ahead while the models embed and classify (sparse_ahead_v1).
 CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     p_qvec     vector,
     p_query    text,
@@ -513,31 +516,40 @@ CREATE OR REPLACE FUNCTION memvault.fast_search_v1(
     LANGUAGE plpgsql STABLE
     SET search_path = memvault, public, pg_catalog
     AS $$
+#variable_conflict use_column
+DECLARE
+    v_sparse bigint[];
+    v_prf    bigint[];
+BEGIN
+    SELECT s.sparse, s.prf INTO v_sparse, v_prf FROM memvault._sparse_side_v1(p_query, p_as_of, p_known_at, p_cfg) s;
+    RETURN QUERY SELECT * FROM memvault.fast_search_v2(p_qvec, p_as_of, p_known_at, p_cfg, v_sparse, v_prf);
+END
+$$;
+
+-- The sparse side of fast search (fast_search_v1's p_query and p_cfg keys sparse_n, noise_tags, sparse_*,
+-- vault_blocks, exact_below; valid at p_as_of, default now; every version with p_known_at, 2 x sparse_n deep):
+-- the sparse rail's ranked ids and, with sparse_prf_w > 0, its pseudo-relevance feedback pass's. Needs no query
+-- vector and nothing the models decide: a recall sends it ahead of them (sparse_ahead_v1).
+CREATE OR REPLACE FUNCTION memvault._sparse_side_v1(
+    p_query    text,
+    p_as_of    timestamptz DEFAULT NULL,
+    p_known_at timestamptz DEFAULT NULL,
+    p_cfg      jsonb DEFAULT '{}'::jsonb
+)
+    RETURNS TABLE (sparse bigint[], prf bigint[])
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+#variable_conflict use_column
 DECLARE
     v_vault    uuid := memvault.current_vault_id();
     v_as_of    timestamptz := coalesce(p_as_of, now());
     v_past     boolean := p_known_at IS NOT NULL;
-    v_k        double precision := coalesce((p_cfg ->> 'rrf_k')::double precision, 60);
-    v_dw       double precision := coalesce((p_cfg ->> 'dense_w')::double precision, 1);
-    v_sw       double precision := coalesce((p_cfg ->> 'sparse_w')::double precision, 1);
-    v_dense_n  integer := coalesce((p_cfg ->> 'dense_n')::integer, 100);
     v_sparse_n integer := coalesce((p_cfg ->> 'sparse_n')::integer, 100);
-    v_exact    boolean := (p_cfg ->> 'exact')::boolean;
     v_noise    text[] := coalesce(ARRAY(SELECT jsonb_array_elements_text(p_cfg -> 'noise_tags')),
                                   memvault.default_noise_tags_v1());
-    v_rw       double precision := coalesce((p_cfg ->> 'rail2_w')::double precision, 0.5);
-    v_qvec2    vector := (p_cfg ->> 'qvec2')::vector;
-    v_model2   text := p_cfg ->> 'rail2_model';
-    v_rail2_n  integer := coalesce(nullif((p_cfg ->> 'rail2_n')::integer, 0), v_dense_n);
-    v_dense    bigint[];
     v_sparse   bigint[];
-    v_rail2    bigint[];
-    v_qfocus   vector := (p_cfg ->> 'qvec_focus')::vector;
-    v_fw       double precision := coalesce((p_cfg ->> 'focus_dense_w')::double precision, 0);
-    v_focus    bigint[];
-    v_small    boolean;
     v_scan     boolean := (p_cfg ->> 'sparse_scan')::boolean;
-    v_count    integer;
     v_terms    tsquery[];
     v_idf      double precision[];
     v_first    tsquery;
@@ -558,29 +570,11 @@ BEGIN
         RAISE EXCEPTION 'fast_search_v1 needs a vault in scope (memvault.vault_id)' USING ERRCODE = 'MV422';
     END IF;
     IF v_past THEN  -- versions are checked after scoring; widen the net
-        v_dense_n := v_dense_n * 2;
         v_sparse_n := v_sparse_n * 2;
-        v_rail2_n := v_rail2_n * 2;
     END IF;
-    IF v_exact IS NULL OR v_scan IS NULL THEN  -- the caller's count (FastSearch keeps it a minute), else counted
-        v_count := coalesce((p_cfg ->> 'vault_blocks')::integer, memvault.vault_block_count_v1(
-            greatest(coalesce((p_cfg ->> 'exact_below')::integer, 5000), 5000)));
-        v_exact := coalesce(v_exact, v_count <= coalesce((p_cfg ->> 'exact_below')::integer, 5000));
-        v_scan := coalesce(v_scan, memvault.sparse_scan_v1(v_count));
-    END IF;
-    v_small := v_exact;
-    -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
-    v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
-
-    -- Dense rail: exact distances in a small vault (or one whose own HNSW index the background has not built
-    -- yet), else the vault's index, whose order is the rank (_dense_rail_v1, shared with the focus query).
-    IF NOT v_exact AND ((p_qvec IS NOT NULL AND v_dense_n > 0) OR v_qfocus IS NOT NULL) THEN
-        PERFORM set_config('hnsw.ef_search', memvault.ann_ef_search_v1(
-            v_vault, coalesce((p_cfg ->> 'ef_search')::integer, greatest(v_dense_n, 100)))::text, true);
-        PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
-    END IF;
-    IF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
-        v_dense := memvault._dense_rail_v1(v_vault, p_qvec, v_dense_n, v_exact, v_past, v_as_of, v_noise);
+    IF v_scan IS NULL AND v_sparse_n > 0 AND NOT v_bm25 THEN  -- the caller's count (FastSearch keeps it a minute)
+        v_scan := memvault.sparse_scan_v1(coalesce((p_cfg ->> 'vault_blocks')::integer, memvault.vault_block_count_v1(
+            greatest(coalesce((p_cfg ->> 'exact_below')::integer, 5000), 5000))));
     END IF;
 
     -- Sparse rail: rare terms alone and common terms in pairs, each match scored by the idf of the query's terms
@@ -657,6 +651,77 @@ BEGIN
                                               v_past, v_noise, v_sparse_n, v_scan);
         END IF;
     END IF;
+    RETURN QUERY SELECT v_sparse, v_prf;
+END
+$$;
+
+-- fast_search_v1 given its sparse side (_sparse_side_v1's sparse and prf: ranked ids, NULL for none): the dense
+-- rail, the second dense rail and the focus rail, fused with them by RRF. The same rows as fast_search_v1 when
+-- p_sparse / p_prf are what _sparse_side_v1 returns for the same p_as_of, p_known_at and p_cfg.
+CREATE OR REPLACE FUNCTION memvault.fast_search_v2(
+    p_qvec     vector,
+    p_as_of    timestamptz,
+    p_known_at timestamptz,
+    p_cfg      jsonb,
+    p_sparse   bigint[],
+    p_prf      bigint[]
+)
+    RETURNS TABLE (id bigint, rrf double precision, rrf_norm double precision, dense_rank integer,
+                   sparse_rank integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+DECLARE
+    v_vault    uuid := memvault.current_vault_id();
+    v_as_of    timestamptz := coalesce(p_as_of, now());
+    v_past     boolean := p_known_at IS NOT NULL;
+    v_k        double precision := coalesce((p_cfg ->> 'rrf_k')::double precision, 60);
+    v_dw       double precision := coalesce((p_cfg ->> 'dense_w')::double precision, 1);
+    v_sw       double precision := coalesce((p_cfg ->> 'sparse_w')::double precision, 1);
+    v_dense_n  integer := coalesce((p_cfg ->> 'dense_n')::integer, 100);
+    v_exact    boolean := (p_cfg ->> 'exact')::boolean;
+    v_noise    text[] := coalesce(ARRAY(SELECT jsonb_array_elements_text(p_cfg -> 'noise_tags')),
+                                  memvault.default_noise_tags_v1());
+    v_rw       double precision := coalesce((p_cfg ->> 'rail2_w')::double precision, 0.5);
+    v_qvec2    vector := (p_cfg ->> 'qvec2')::vector;
+    v_model2   text := p_cfg ->> 'rail2_model';
+    v_rail2_n  integer := coalesce(nullif((p_cfg ->> 'rail2_n')::integer, 0), v_dense_n);
+    v_dense    bigint[];
+    v_sparse   bigint[] := p_sparse;
+    v_rail2    bigint[];
+    v_qfocus   vector := (p_cfg ->> 'qvec_focus')::vector;
+    v_fw       double precision := coalesce((p_cfg ->> 'focus_dense_w')::double precision, 0);
+    v_focus    bigint[];
+    v_small    boolean;
+    v_prf_w    double precision := coalesce((p_cfg ->> 'sparse_prf_w')::double precision, 0);
+    v_prf      bigint[] := p_prf;
+BEGIN
+    IF v_vault IS NULL THEN
+        RAISE EXCEPTION 'fast_search_v1 needs a vault in scope (memvault.vault_id)' USING ERRCODE = 'MV422';
+    END IF;
+    IF v_past THEN  -- versions are checked after scoring; widen the net
+        v_dense_n := v_dense_n * 2;
+        v_rail2_n := v_rail2_n * 2;
+    END IF;
+    IF v_exact IS NULL THEN  -- the caller's count (FastSearch keeps it a minute), else counted
+        v_exact := coalesce((p_cfg ->> 'vault_blocks')::integer, memvault.vault_block_count_v1(
+            greatest(coalesce((p_cfg ->> 'exact_below')::integer, 5000), 5000)))
+            <= coalesce((p_cfg ->> 'exact_below')::integer, 5000);
+    END IF;
+    v_small := v_exact;
+    -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
+    v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
+
+    -- Dense rail: exact distances in a small vault (or one whose own HNSW index the background has not built
+    -- yet), else the vault's index, whose order is the rank (_dense_rail_v1, shared with the focus query).
+    IF NOT v_exact AND ((p_qvec IS NOT NULL AND v_dense_n > 0) OR v_qfocus IS NOT NULL) THEN
+        PERFORM set_config('hnsw.ef_search', memvault.ann_ef_search_v1(
+            v_vault, coalesce((p_cfg ->> 'ef_search')::integer, greatest(v_dense_n, 100)))::text, true);
+        PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    END IF;
+    IF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
+        v_dense := memvault._dense_rail_v1(v_vault, p_qvec, v_dense_n, v_exact, v_past, v_as_of, v_noise);
+    END IF;
 
     -- The second dense rail (opt-in, app/read/rail2.py): the query's vector of the second model against the
     -- blocks the worker has embedded with that model, exactly (the column has no fixed dimension). In a small
@@ -705,6 +770,33 @@ BEGIN
     ORDER BY f.rrf DESC, f.id;
 END
 $$;
+
+-- The sparse side (_sparse_side_v1) as one statement of its own, in the vault's scope (memvault._enter_vault_v1,
+-- from the connector's vault: app/read/ahead.py), sent at the start of a recall, before the models embed and
+-- classify the question, on a pooled connection of its own; its rankings go to recall_fast_v5 with the rest.
+-- p_as_of NULL is this statement's now(), a few milliseconds before the search's (under READ COMMITTED each of a
+-- recall's statements reads its own snapshot already).
+CREATE OR REPLACE FUNCTION memvault.sparse_ahead_v1(
+    p_vault    uuid,
+    p_actor    text,
+    p_query    text,
+    p_as_of    timestamptz DEFAULT NULL,
+    p_known_at timestamptz DEFAULT NULL,
+    p_cfg      jsonb DEFAULT '{}'::jsonb
+)
+    RETURNS TABLE (sparse bigint[], prf bigint[])
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    RETURN QUERY SELECT s.sparse, s.prf FROM memvault._sparse_side_v1(p_query, p_as_of, p_known_at, p_cfg) s;
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.sparse_ahead_v1(uuid, text, text, timestamptz, timestamptz, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.sparse_ahead_v1(uuid, text, text, timestamptz, timestamptz, jsonb)
+    TO memvault_service;
 
 -- The seven quarantine tags NoiseFilter drops (seed 000, stage 10).
 CREATE OR REPLACE FUNCTION memvault.default_noise_tags_v1()

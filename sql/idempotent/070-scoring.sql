@@ -409,3 +409,82 @@ GRANT EXECUTE ON FUNCTION memvault.recall_fast_v3(uuid, text, vector, text, time
                                                   integer, text) TO memvault_service;
 
 
+
+-- recall_fast_v2 given the sparse side (round 4 of docs/recall-cpu.md): fast_search_v2 with the sparse rail's and
+-- its feedback pass's rankings the recall sent ahead (sparse_ahead_v1: _sparse_side_v1 for the same query, times
+-- and search keys), the dense rails, RRF and the 11 stages. The same rows as recall_fast_v2 when the rankings
+-- are the ones recall_fast_v2 would find.
+CREATE OR REPLACE FUNCTION memvault.recall_fast_v4(
+    p_qvec      vector,
+    p_as_of     timestamptz,
+    p_known_at  timestamptz,
+    p_search    jsonb,
+    p_scoring   jsonb,
+    p_limit     integer,
+    p_sparse    bigint[],
+    p_prf       bigint[]
+)
+    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
+                   factors json, dup_of bigint, dup_cos double precision,
+                   text text, content text, summary text, category text, kind text, source_kind text,
+                   trust_score real, confidence real, tier text, token_count integer, session_id text,
+                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
+                   access_count integer, version integer, dense_rank integer, sparse_rank integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH c AS MATERIALIZED (
+        SELECT * FROM memvault.fast_search_v2(p_qvec, p_as_of, p_known_at, p_search, p_sparse, p_prf)
+    )
+    SELECT s.*, c.dense_rank, c.sparse_rank
+    FROM memvault.score_candidates_v2((SELECT array_agg(c.id) FROM c), (SELECT array_agg(c.rrf_norm) FROM c),
+                                      p_qvec, p_as_of, p_known_at, p_scoring, p_limit) s
+    JOIN c ON c.id = s.id
+    ORDER BY s.score DESC, s.id;
+END
+$$;
+
+-- recall_fast_v4 as one statement of its own, in the vault's scope, with read_clean: what recall_fast_v3 is to
+-- recall_fast_v2 (the vault and the actor put first by the connector: app/read/unit.py).
+CREATE OR REPLACE FUNCTION memvault.recall_fast_v5(
+    p_vault     uuid,
+    p_actor     text,
+    p_qvec      vector,
+    p_as_of     timestamptz,
+    p_known_at  timestamptz,
+    p_search    jsonb,
+    p_scoring   jsonb,
+    p_limit     integer,
+    p_sparse    bigint[],
+    p_prf       bigint[],
+    p_rules     text
+)
+    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
+                   factors json, dup_of bigint, dup_cos double precision,
+                   text text, content text, summary text, category text, kind text, source_kind text,
+                   trust_score real, confidence real, tier text, token_count integer, session_id text,
+                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
+                   access_count integer, version integer, dense_rank integer, sparse_rank integer,
+                   read_clean boolean)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    RETURN QUERY
+    SELECT r.*,
+           (SELECT v.clean FROM memvault.block_read_verdict v  -- one primary-key probe a row, whatever the stats
+             WHERE v.vault_id = p_vault AND v.block_id = r.id AND v.rules = p_rules
+               AND v.text_sha256 = sha256(convert_to(r.content, 'UTF8')))
+    FROM memvault.recall_fast_v4(p_qvec, p_as_of, p_known_at, p_search, p_scoring, p_limit, p_sparse, p_prf) r
+    ORDER BY r.score DESC, r.id;
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.recall_fast_v5(uuid, text, vector, timestamptz, timestamptz, jsonb, jsonb, integer,
+                                               bigint[], bigint[], text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.recall_fast_v5(uuid, text, vector, timestamptz, timestamptz, jsonb, jsonb,
+                                                  integer, bigint[], bigint[], text) TO memvault_service;

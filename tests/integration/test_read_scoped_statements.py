@@ -58,6 +58,12 @@ async def test_a_scoped_search_sees_its_vault_only_and_equals_the_plain_one(serv
             plain = await db.fetchall(Q.recall_fast, params, vault_id=v.id)
             assert [(r["id"], r["score"], r["factors"]) for r in scoped] == \
                 [(r["id"], r["score"], r["factors"]) for r in plain]
+            # the sparse side sent ahead (round 4): its vault's blocks only, and the search given it is the same
+            ahead = await (await Database.scoped(conn, v.id, Q.sparse_ahead, (params[1], *params[2:5]))).fetchone()
+            assert ahead["sparse"] and set(ahead["sparse"]) <= ids[v.id]
+            given = await (await Database.scoped(conn, v.id, Q.recall_fast_given_scoped, (
+                params[0], *params[2:7], ahead["sparse"], ahead["prf"], RULES))).fetchall()
+            assert given == scoped
         logged = await (await Database.scoped(conn, other.id, Q.record_recall_scoped, (
             sorted(ids[other.id]), "who is my dentist?", "factual", "LOCAL", "fast", json.dumps({}), 12, None,
             False, json.dumps([]), True, RULES, [], [], []))).fetchone()
@@ -68,7 +74,8 @@ async def test_a_scoped_search_sees_its_vault_only_and_equals_the_plain_one(serv
     assert {r["vault_id"] for r in usage if r["access_count"]} == {other.id}
 
 
-@pytest.mark.parametrize("name", ["recall_fast_scoped", "record_recall_scoped", "prefetch_get_scoped"])
+@pytest.mark.parametrize("name", ["recall_fast_scoped", "record_recall_scoped", "prefetch_get_scoped",
+                                  "sparse_ahead", "recall_fast_given_scoped"])
 async def test_a_vault_transaction_cannot_call_them_to_reach_another_vault(services, api_services, vault,
                                                                            name) -> None:
     """Inside vault A's transaction (memvault_app, as every request's), vault B's id passed to a self-scoping
@@ -77,7 +84,11 @@ async def test_a_vault_transaction_cannot_call_them_to_reach_another_vault(servi
     args = {"recall_fast_scoped": (*await _search_params(services, "where do I live?"), RULES),
             "record_recall_scoped": ([], "q", "factual", "LOCAL", "fast", json.dumps({}), 0, None, False,
                                      json.dumps([]), False, RULES, [], [], []),
-            "prefetch_get_scoped": (b"\x00" * 32,)}[name]
+            "prefetch_get_scoped": (b"\x00" * 32,),
+            "sparse_ahead": ("live", T0, None, json.dumps({"sparse_n": 20, "vault_blocks": 4})),
+            "recall_fast_given_scoped": (await services.models.embed_query(services.embedder, "live"), T0, None,
+                                         json.dumps({"dense_n": 20, "exact": True}), json.dumps({}), 10, [], None,
+                                         RULES)}[name]
     with pytest.raises(DatabaseError) as err:
         async with api_services.db.transaction(vault.id) as conn:
             await conn.execute(getattr(Q, name), (str(other.id), "", *args))

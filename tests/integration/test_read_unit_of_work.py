@@ -4,6 +4,7 @@ of one recall, and the statements it sends, are counted."""
 
 from __future__ import annotations
 
+import re
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,18 +16,20 @@ from app.write.items import WriteItem
 from tests.integration.served import served
 
 T0 = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)
+FUNCTION = re.compile(r"memvault\.(\w+)\(")
 FACTS = ["I live in Taipei", "My dentist appointment is on Friday at 3pm", "I like green tea with jasmine",
          "My favourite editor is Vim", "Alice works at Acme Corporation as a data engineer",
          "We decided to ship the beta on the first of April"]
 
 
 @asynccontextmanager
-async def round_trips(db, tmp_path, statements: list[int] | None = None):
+async def round_trips(db, tmp_path, statements: list[int] | None = None, called: list[list[str]] | None = None):
     """The round trips to the server of every connection ``db`` lends while the block runs, read from libpq's own
     trace of the protocol: a round trip is the client sending (F messages) and then waiting for the server's
     answer (B messages). Pipelined statements sent together are one. Yields a list filled when the block ends;
     ``statements``, if given, is filled with the statements each connection sent (Execute or Query messages:
-    BEGIN, a set_config, a function call, COMMIT are one each)."""
+    BEGIN, a set_config, a function call, COMMIT are one each); ``called``, with the first memvault function each
+    statement names (Parse or Query messages), per connection."""
     seen: list[int] = []
     real = db.pool.connection
     traces: list[Path] = []
@@ -56,6 +59,9 @@ async def round_trips(db, tmp_path, statements: list[int] | None = None):
         if statements is not None:
             statements.append(sum(1 for line in lines if line[0] == "F" and len(line) > 2
                                   and line[2] in ("Execute", "Query")))
+        if called is not None:
+            called.append([m.group(1) for line in lines if line[0] == "F" and len(line) > 3
+                           and line[2] in ("Parse", "Query") and (m := FUNCTION.search(line[3]))])
 
 
 async def _filled(services, vault) -> None:
@@ -69,23 +75,49 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None
     await track.recall(vault, "where do I live?")  # warm: archetypes, vault size, router
     await track.drain()
     statements: list[int] = []
-    async with round_trips(services.db, tmp_path, statements) as seen:
+    called: list[list[str]] = []
+    async with round_trips(services.db, tmp_path, statements, called) as seen:
         result = await track.recall(vault, "when is my dentist appointment?")
         await track.drain()
     assert result.cards
-    print(f"\nround trips per recall: {sum(seen)} (per checkout: {seen}), statements: {statements}")
-    # The recall's unit: the prefetch probe, the search, the log with its write-back, each one statement that
-    # scopes itself (prefetch_get_v2, recall_fast_v3, record_recall_v2), one round trip each. Until round 3 of
-    # docs/recall-cpu.md the same three round trips carried six statements (BEGIN, the scope's set_config, the
-    # probe; the search; the log, COMMIT: [6]), and the write-back had a transaction of its own before that
-    # ([3, 1]). Before issue 33: four transactions of four round trips each, 16.
-    assert seen == [3]
-    assert statements == [3]
+    print(f"\nround trips per recall: {sum(seen)} (per checkout: {seen}), statements: {statements}, {called}")
+    # The sparse rail sent ahead of the models on a checkout of its own (sparse_ahead_v1: round 4 of
+    # docs/recall-cpu.md), then the recall's unit: the prefetch probe, the search given the sparse side, the log
+    # with its write-back, each one statement that scopes itself (prefetch_get_v2, recall_fast_v5,
+    # record_recall_v2), one round trip each: four round trips, four statements. Before round 4: [3] (the
+    # search ran the sparse rail itself, recall_fast_v3); until round 3 the same three round trips carried six
+    # statements (BEGIN, the scope's set_config, the probe; the search; the log, COMMIT: [6]), and the
+    # write-back had a transaction of its own before that ([3, 1]). Before issue 33: four transactions of four
+    # round trips each, 16.
+    # (in the order the checkouts were taken: the early statement's first, unless the models answered without
+    # yielding to the loop, when the search would find it without a connection and run the rail itself)
+    assert seen == [1, 3]
+    assert statements == [1, 3]
+    assert called == [["sparse_ahead_v1"], ["prefetch_get_v2", "recall_fast_v5", "record_recall_v2"]]
+
+
+async def test_round_trips_of_one_fast_recall_not_sent_ahead(services, vault, tmp_path) -> None:
+    """``ReadConfig.sparse_ahead`` off: the unit alone, the search running the sparse rail itself (round 3)."""
+    from dataclasses import replace
+
+    from app.read.recall import ReadTrack
+
+    await _filled(services, vault)
+    track = ReadTrack(services, replace(services.read.config, sparse_ahead=False), shortcut=services.read.shortcut)
+    await track.recall(vault, "where do I live?")  # warm
+    statements: list[int] = []
+    called: list[list[str]] = []
+    async with round_trips(services.db, tmp_path, statements, called) as seen:
+        result = await track.recall(vault, "when is my dentist appointment?")
+    assert result.cards
+    assert seen == [3] and statements == [3]
+    assert called == [["prefetch_get_v2", "recall_fast_v3", "record_recall_v2"]]
 
 
 async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault, tmp_path) -> None:
-    """A recall that skips the prefetch probe (a time given, as the benchmarks ask): two statements, the search
-    and the log, no transaction statement at all (before round 3: BEGIN, scope, search; log, COMMIT: 5)."""
+    """A recall that skips the prefetch probe (a time given, as the benchmarks ask): the sparse side sent ahead,
+    then two statements, the search and the log, no transaction statement at all (before round 3: BEGIN, scope,
+    search; log, COMMIT: 5)."""
     from app.read.config import RecallOptions
 
     await _filled(services, vault)
@@ -93,10 +125,13 @@ async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault,
     options = RecallOptions(thinking="fast", use_prefetch=False, as_of=T0 + timedelta(days=1))
     await track.recall(vault, "where do I live?", options)  # warm
     statements: list[int] = []
-    async with round_trips(services.db, tmp_path, statements) as seen:
+    called: list[list[str]] = []
+    async with round_trips(services.db, tmp_path, statements, called) as seen:
         result = await track.recall(vault, "when is my dentist appointment?", options)
     assert result.cards
-    assert seen == [2] and statements == [2]
+    # the sparse side sent ahead (round 4), then the search given it and the log: [2] before round 4
+    assert seen == [1, 2] and statements == [1, 2]
+    assert called == [["sparse_ahead_v1"], ["recall_fast_v5", "record_recall_v2"]]
 
 
 async def test_the_write_back_is_committed_with_the_log(services, vault) -> None:
@@ -119,8 +154,9 @@ async def test_the_write_back_is_committed_with_the_log(services, vault) -> None
 
 
 async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path) -> None:
-    """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the recall's unit (its
-    write-back with its log). Before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
+    """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the sparse side sent ahead
+    (round 4 of docs/recall-cpu.md), the recall's unit (its write-back with its log). Before round 4: [1, 1, 3];
+    before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
     async with served(api_services) as url, httpx.AsyncClient(
             base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=30) as http:
         assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
@@ -133,4 +169,4 @@ async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_
             await api_services.read.drain()
     assert r.status_code == 200 and r.json()["cards"]
     print(f"\nround trips per HTTP recall: {sum(seen)} (per checkout: {seen})")
-    assert seen == [1, 1, 3]
+    assert seen == [1, 1, 1, 3]
