@@ -337,10 +337,10 @@ BEGIN
                 ELSE f.content END,
            f.content, f.summary, f.category, f.kind, f.source_kind, f.trust_score, f.confidence, f.tier,
            f.token_count, f.session_id, f.source_turn_ids, f.valid_at, f.recorded_at, f.access_count, f.version
-    FROM final f, cfg
-    WHERE f.s11 >= cfg.min_score
-    ORDER BY f.s11 DESC, f.id
-    LIMIT p_limit;
+    -- the best p_limit first, then their columns: the factors' json and the text to show built for those rows
+    -- only, not for every candidate before the sort (which also carried them: ~0.1 ms a recall, round 4)
+    FROM (SELECT f.* FROM final f, cfg WHERE f.s11 >= cfg.min_score ORDER BY f.s11 DESC, f.id LIMIT p_limit) f
+    ORDER BY f.s11 DESC, f.id;
 END
 $$;
 

@@ -57,6 +57,15 @@ CALLED_WIN = """CASE WHEN cfg.window_start IS NULL THEN NULL  -- window_days_v1 
                     THEN memvault.window_days_v1(v.valid_at, v.norm_spans, cfg.window_start, cfg.window_end)
                     ELSE memvault.window_gap_days_v1(v.valid_at, cfg.window_start, cfg.window_end)
                END AS win_days"""
+# score_candidates_v2's last statement now (the best p_limit, then their columns) and as it was at main e0806de.
+NEW_FINAL = """    -- the best p_limit first, then their columns: the factors' json and the text to show built for those rows
+    -- only, not for every candidate before the sort (which also carried them: ~0.1 ms a recall, round 4)
+    FROM (SELECT f.* FROM final f, cfg WHERE f.s11 >= cfg.min_score ORDER BY f.s11 DESC, f.id LIMIT p_limit) f
+    ORDER BY f.s11 DESC, f.id;"""
+OLD_FINAL = """    FROM final f, cfg
+    WHERE f.s11 >= cfg.min_score
+    ORDER BY f.s11 DESC, f.id
+    LIMIT p_limit;"""
 # ... and at main aab27fd: the old window_days for every candidate.
 OLD_WIN = """CASE WHEN cfg.window_start IS NOT NULL
                     THEN pg_temp.window_days_old(v.valid_at, v.norm_spans, cfg.window_start, cfg.window_end)
@@ -117,10 +126,10 @@ async def test_scoring_with_a_timeframe_is_unchanged_and_calls_no_window_functio
         conn.execute(OLD_WINDOW_DAYS)
         src = conn.execute("SELECT pg_get_functiondef('memvault.score_candidates_v2(bigint[], double precision[], "
                            "vector, timestamptz, timestamptz, jsonb, integer)'::regprocedure)").fetchone()[0]
-        assert NEW_WIN in src, "score_candidates_v2's timeframe column changed: update this test's copy"
+        assert NEW_WIN in src and NEW_FINAL in src, "score_candidates_v2 changed: update this test's copies"
         conn.execute(src.replace("memvault.score_candidates_v2(", "pg_temp.score_old(", 1).replace(NEW_WIN, OLD_WIN))
-        conn.execute(src.replace("memvault.score_candidates_v2(", "pg_temp.score_called(", 1)
-                     .replace(NEW_WIN, CALLED_WIN))
+        conn.execute(src.replace("memvault.score_candidates_v2(", "pg_temp.score_called(", 1)  # = main e0806de's
+                     .replace(NEW_WIN, CALLED_WIN).replace(NEW_FINAL, OLD_FINAL))
         conn.execute("SET track_functions = 'all'")
         conn.execute("SELECT set_config('memvault.vault_id', %s, false)", (str(vault.id),))
         named = conn.execute("SELECT count(*) FROM memvault.block WHERE vault_id = %s AND jsonb_array_length("
@@ -162,3 +171,32 @@ def test_a_day_the_calendar_does_not_have_names_nothing(db_url: str) -> None:
     assert dict(rows) == {"2023-02-30": False, "2023-04-31T10:00": False, "0000-01-01": False,
                           "2024-02-29": True, "2023-06-02": True}
     assert days == 0.0  # the real day in the window still counts; the impossible one is passed over
+
+
+async def test_scoring_keeps_its_best_rows_and_order_at_any_limit(services, vault, db_url: str) -> None:
+    """The last statement takes the best p_limit before building their columns: the same rows, values and order as
+    main e0806de's (which built them for every candidate), at any limit, minimum score and dedup window."""
+    ids = await _vault_with_spans(services, vault)
+    qvec = services.embedder.embed_query("Where did Caroline go, and when?")
+    with psycopg.connect(db_url) as conn:
+        src = conn.execute("SELECT pg_get_functiondef('memvault.score_candidates_v2(bigint[], double precision[], "
+                           "vector, timestamptz, timestamptz, jsonb, integer)'::regprocedure)").fetchone()[0]
+        assert NEW_WIN in src and NEW_FINAL in src, "score_candidates_v2 changed: update this test's copies"
+        conn.execute(src.replace("memvault.score_candidates_v2(", "pg_temp.score_called(", 1)
+                     .replace(NEW_WIN, CALLED_WIN).replace(NEW_FINAL, OLD_FINAL))
+        conn.execute("SELECT set_config('memvault.vault_id', %s, false)", (str(vault.id),))
+        seen = set()
+        for limit in (1, 3, 7, 100):
+            for min_score in (0, 0.2, 0.45, 5):
+                for cfg in ({}, {"dedup_cos": 0.3, "dedup_window": 5}, {"window_start": "2023-06-01",
+                                                                         "window_end": "2023-06-08"}):
+                    cfg = {**ScoringConfig().params(), **cfg, "min_score": min_score}
+                    args = (ids, [1.0 - (i * 7 % 11) / 20 for i in range(len(ids))], Vector(qvec).to_text(), NOW,
+                            json.dumps(cfg), limit)
+                    new = conn.execute("SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], "
+                                       "%s::vector, %s, NULL, %s::jsonb, %s)", args).fetchall()
+                    old = conn.execute("SELECT * FROM pg_temp.score_called(%s::bigint[], %s::float8[], %s::vector, "
+                                       "%s, NULL, %s::jsonb, %s)", args).fetchall()
+                    assert new == old, (limit, min_score, cfg)
+                    seen.add(len(new))
+        assert 0 in seen and 1 in seen and max(seen) > 7  # the limit and the gate both cut somewhere
