@@ -393,12 +393,15 @@ GRANT EXECUTE ON FUNCTION memvault._sparse_rail_v3(uuid, tsquery[], double preci
 CREATE OR REPLACE FUNCTION memvault.sparse_scan_v1(p_vault_blocks integer, p_max integer DEFAULT 5000,
                                                    p_share double precision DEFAULT 0.025)
     RETURNS boolean
-    LANGUAGE sql STABLE PARALLEL SAFE
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
     SET search_path = memvault, pg_catalog
     AS $$
-    SELECT p_vault_blocks <= p_max
+BEGIN  -- plpgsql, not sql: its plan is kept for the session (a sql function's body is planned again in every
+       -- statement that calls it: 0.13 ms of each fast recall, docs/recall-cpu.md round 5)
+    RETURN p_vault_blocks <= p_max
            AND p_vault_blocks < p_share * (SELECT c.reltuples FROM pg_catalog.pg_class c
-                                           WHERE c.oid = 'memvault.block_terms'::regclass)
+                                           WHERE c.oid = 'memvault.block_terms'::regclass);
+END
 $$;
 
 -- The sparse rail's scan with BM25 scoring: the same matches as _sparse_rail_v1 (p_any through the GIN index),

@@ -49,9 +49,11 @@ CREATE OR REPLACE FUNCTION memvault.window_gap_days_v1(p_valid_at timestamptz, p
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN greatest(extract(epoch FROM p_start - p_valid_at), extract(epoch FROM p_valid_at - p_end), 0) / 86400.0;
 
--- Not inlinable (a sub-select): each call runs as a statement of its own, so score_candidates_v2 calls it only for
--- a memory that names something (14% of a timeframe question's candidates at 100k, where calling it for every
--- candidate cost 2-3 ms of a recall's CPU). OFFSET 0 keeps the sub-select from being flattened into the outer one,
+-- Not inlinable (a sub-select): each call runs as a statement of its own (fmgr_sql starts and ends an executor,
+-- ~50 us), so score_candidates_v2 does not call it: it writes this body out for a memory that names something (14%
+-- of a timeframe question's candidates at 100k), the sub-select a sub-plan of its own query, and asks
+-- window_gap_days_v1 alone for the rest (docs/recall-cpu.md, rounds 1 and 4; tests/integration/
+-- test_read_window_days.py keeps the two equal). OFFSET 0 keeps the sub-select from being flattened into the outer one,
 -- which evaluated iso_span_v1 (four regular expressions and to_date) once per use of r, five times a span instead
 -- of once. least() of the two parts: a float8 and a numeric, compared as float8 (rounding is monotonic: the same
 -- value as the numeric least, rounded).
@@ -248,10 +250,23 @@ BEGIN
     ), visible AS MATERIALIZED (
         SELECT v.*, extract(epoch FROM cfg.as_of - v.valid_at) / 86400.0 AS age_days,
                coalesce(1 - (v.embedding <=> p_qvec), 0) AS cos,
-               CASE WHEN cfg.window_start IS NULL THEN NULL  -- window_days_v1 only where a date may be named
+               -- window_days_v1, written out: where a date may be named, its body with its sub-select a sub-plan
+               -- of this query (run per row inside it) instead of a call (fmgr_sql: an executor started and ended
+               -- per memory, ~50 us); where none is, its first part alone (window_gap_days_v1, inlined).
+               CASE WHEN cfg.window_start IS NULL THEN NULL
                     WHEN jsonb_array_length(CASE jsonb_typeof(v.norm_spans) WHEN 'array' THEN v.norm_spans
                                                 ELSE '[]'::jsonb END) > 0
-                    THEN memvault.window_days_v1(v.valid_at, v.norm_spans, cfg.window_start, cfg.window_end)
+                    THEN least(
+                        memvault.window_gap_days_v1(v.valid_at, cfg.window_start, cfg.window_end),
+                        (SELECT min(greatest(extract(epoch FROM cfg.window_start - upper(r)),
+                                             extract(epoch FROM lower(r) - cfg.window_end), 0)) / 86400.0
+                           FROM (SELECT memvault.iso_span_v1(sp ->> 'value') AS r
+                                   FROM jsonb_array_elements(v.norm_spans) AS sp  -- an array here (the WHEN above)
+                                  WHERE sp ->> 'kind' IN ('date', 'datetime')
+                                 OFFSET 0) AS named  -- each named date read once (window_days_v1's comment)
+                          WHERE r IS NOT NULL
+                            AND upper(r) - lower(r) <= greatest(cfg.window_end - cfg.window_start,
+                                                                interval '7 days')))
                     ELSE memvault.window_gap_days_v1(v.valid_at, cfg.window_start, cfg.window_end)
                END AS win_days
         FROM ver v, cfg
@@ -322,10 +337,10 @@ BEGIN
                 ELSE f.content END,
            f.content, f.summary, f.category, f.kind, f.source_kind, f.trust_score, f.confidence, f.tier,
            f.token_count, f.session_id, f.source_turn_ids, f.valid_at, f.recorded_at, f.access_count, f.version
-    FROM final f, cfg
-    WHERE f.s11 >= cfg.min_score
-    ORDER BY f.s11 DESC, f.id
-    LIMIT p_limit;
+    -- the best p_limit first, then their columns: the factors' json and the text to show built for those rows
+    -- only, not for every candidate before the sort (which also carried them: ~0.1 ms a recall, round 5 of docs/recall-cpu.md)
+    FROM (SELECT f.* FROM final f, cfg WHERE f.s11 >= cfg.min_score ORDER BY f.s11 DESC, f.id LIMIT p_limit) f
+    ORDER BY f.s11 DESC, f.id;
 END
 $$;
 

@@ -1,7 +1,9 @@
-"""Stage 1 with a question's timeframe, made cheap (issue 33): score_candidates_v2 calls the non-inlinable
-memvault.window_days_v1 only for a memory whose norm_spans name something, and the inlinable window_gap_days_v1
-for the rest; window_days_v1 evaluates each named date once (OFFSET 0). The same numbers as before, to the bit:
-checked here against the previous definitions, kept verbatim in pg_temp."""
+"""Stage 1 with a question's timeframe, made cheap (issue 33): score_candidates_v2 asks the inlinable
+window_gap_days_v1 for a memory whose norm_spans name nothing, and for one that names something writes out
+window_days_v1's body (its sub-select a sub-plan of the scoring query: no call of the non-inlinable function, whose
+executor start and end cost ~50 us a memory; docs/recall-cpu.md round 5); window_days_v1 evaluates each named date
+once (OFFSET 0). The same numbers as before, to the bit: checked here against the previous definitions, kept
+verbatim in pg_temp."""
 
 from __future__ import annotations
 
@@ -31,13 +33,40 @@ CREATE FUNCTION pg_temp.window_days_old(p_valid_at timestamptz, p_spans jsonb, p
           WHERE r IS NOT NULL
             AND upper(r) - lower(r) <= greatest(p_end - p_start, interval '7 days')))
 """
-# score_candidates_v2's timeframe column as it was: window_days_v1 for every candidate.
-NEW_WIN = """CASE WHEN cfg.window_start IS NULL THEN NULL  -- window_days_v1 only where a date may be named
+# score_candidates_v2's timeframe column now: window_days_v1's body written out where a date may be named.
+NEW_WIN = """CASE WHEN cfg.window_start IS NULL THEN NULL
+                    WHEN jsonb_array_length(CASE jsonb_typeof(v.norm_spans) WHEN 'array' THEN v.norm_spans
+                                                ELSE '[]'::jsonb END) > 0
+                    THEN least(
+                        memvault.window_gap_days_v1(v.valid_at, cfg.window_start, cfg.window_end),
+                        (SELECT min(greatest(extract(epoch FROM cfg.window_start - upper(r)),
+                                             extract(epoch FROM lower(r) - cfg.window_end), 0)) / 86400.0
+                           FROM (SELECT memvault.iso_span_v1(sp ->> 'value') AS r
+                                   FROM jsonb_array_elements(v.norm_spans) AS sp  -- an array here (the WHEN above)
+                                  WHERE sp ->> 'kind' IN ('date', 'datetime')
+                                 OFFSET 0) AS named  -- each named date read once (window_days_v1's comment)
+                          WHERE r IS NOT NULL
+                            AND upper(r) - lower(r) <= greatest(cfg.window_end - cfg.window_start,
+                                                                interval '7 days')))
+                    ELSE memvault.window_gap_days_v1(v.valid_at, cfg.window_start, cfg.window_end)
+               END AS win_days"""
+# ... as it was at main e0806de: window_days_v1 called where a date may be named.
+CALLED_WIN = """CASE WHEN cfg.window_start IS NULL THEN NULL  -- window_days_v1 only where a date may be named
                     WHEN jsonb_array_length(CASE jsonb_typeof(v.norm_spans) WHEN 'array' THEN v.norm_spans
                                                 ELSE '[]'::jsonb END) > 0
                     THEN memvault.window_days_v1(v.valid_at, v.norm_spans, cfg.window_start, cfg.window_end)
                     ELSE memvault.window_gap_days_v1(v.valid_at, cfg.window_start, cfg.window_end)
                END AS win_days"""
+# score_candidates_v2's last statement now (the best p_limit, then their columns) and as it was at main e0806de.
+NEW_FINAL = """    -- the best p_limit first, then their columns: the factors' json and the text to show built for those rows
+    -- only, not for every candidate before the sort (which also carried them: ~0.1 ms a recall, round 5 of docs/recall-cpu.md)
+    FROM (SELECT f.* FROM final f, cfg WHERE f.s11 >= cfg.min_score ORDER BY f.s11 DESC, f.id LIMIT p_limit) f
+    ORDER BY f.s11 DESC, f.id;"""
+OLD_FINAL = """    FROM final f, cfg
+    WHERE f.s11 >= cfg.min_score
+    ORDER BY f.s11 DESC, f.id
+    LIMIT p_limit;"""
+# ... and at main aab27fd: the old window_days for every candidate.
 OLD_WIN = """CASE WHEN cfg.window_start IS NOT NULL
                     THEN pg_temp.window_days_old(v.valid_at, v.norm_spans, cfg.window_start, cfg.window_end)
                END AS win_days"""
@@ -89,16 +118,18 @@ async def test_window_days_gives_what_it_gave(services, vault, db_url: str) -> N
     assert any(new < gap for _, n, new, _, gap in rows if n > 0)  # a named date brings some nearer
 
 
-async def test_scoring_with_a_timeframe_is_unchanged_and_asks_named_memories_only(services, vault,
-                                                                                     db_url: str) -> None:
+async def test_scoring_with_a_timeframe_is_unchanged_and_calls_no_window_function(services, vault,
+                                                                                    db_url: str) -> None:
     ids = await _vault_with_spans(services, vault)
     qvec = services.embedder.embed_query("When did Caroline go to the support group?")
     with psycopg.connect(db_url) as conn:
         conn.execute(OLD_WINDOW_DAYS)
         src = conn.execute("SELECT pg_get_functiondef('memvault.score_candidates_v2(bigint[], double precision[], "
                            "vector, timestamptz, timestamptz, jsonb, integer)'::regprocedure)").fetchone()[0]
-        assert NEW_WIN in src, "score_candidates_v2's timeframe column changed: update this test's copy"
+        assert NEW_WIN in src and NEW_FINAL in src, "score_candidates_v2 changed: update this test's copies"
         conn.execute(src.replace("memvault.score_candidates_v2(", "pg_temp.score_old(", 1).replace(NEW_WIN, OLD_WIN))
+        conn.execute(src.replace("memvault.score_candidates_v2(", "pg_temp.score_called(", 1)  # = main e0806de's
+                     .replace(NEW_WIN, CALLED_WIN).replace(NEW_FINAL, OLD_FINAL))
         conn.execute("SET track_functions = 'all'")
         conn.execute("SELECT set_config('memvault.vault_id', %s, false)", (str(vault.id),))
         named = conn.execute("SELECT count(*) FROM memvault.block WHERE vault_id = %s AND jsonb_array_length("
@@ -116,8 +147,13 @@ async def test_scoring_with_a_timeframe_is_unchanged_and_asks_named_memories_onl
                                  "'memvault.window_days_v1'::regproc), 0)").fetchone()[0]
             old = conn.execute("SELECT * FROM pg_temp.score_old(%s::bigint[], %s::float8[], %s::vector, %s, NULL, "
                                "%s::jsonb, 100)", args).fetchall()
-            assert new == old and len(new) == len(ids), (start, end)
-            assert after - calls == (named if start else 0), (start, end)  # only the memories that name something
+            called = conn.execute("SELECT * FROM pg_temp.score_called(%s::bigint[], %s::float8[], %s::vector, %s, "
+                                  "NULL, %s::jsonb, 100)", args).fetchall()
+            through = conn.execute("SELECT coalesce(pg_stat_get_xact_function_calls("
+                                   "'memvault.window_days_v1'::regproc), 0)").fetchone()[0]
+            assert new == old == called and len(new) == len(ids), (start, end)
+            assert after == calls, (start, end)  # window_days_v1 is not called: its body runs inside the query
+            assert through - after == (named if start else 0), (start, end)  # e0806de's called it for these
 
 
 def test_a_day_the_calendar_does_not_have_names_nothing(db_url: str) -> None:
@@ -135,3 +171,32 @@ def test_a_day_the_calendar_does_not_have_names_nothing(db_url: str) -> None:
     assert dict(rows) == {"2023-02-30": False, "2023-04-31T10:00": False, "0000-01-01": False,
                           "2024-02-29": True, "2023-06-02": True}
     assert days == 0.0  # the real day in the window still counts; the impossible one is passed over
+
+
+async def test_scoring_keeps_its_best_rows_and_order_at_any_limit(services, vault, db_url: str) -> None:
+    """The last statement takes the best p_limit before building their columns: the same rows, values and order as
+    main e0806de's (which built them for every candidate), at any limit, minimum score and dedup window."""
+    ids = await _vault_with_spans(services, vault)
+    qvec = services.embedder.embed_query("Where did Caroline go, and when?")
+    with psycopg.connect(db_url) as conn:
+        src = conn.execute("SELECT pg_get_functiondef('memvault.score_candidates_v2(bigint[], double precision[], "
+                           "vector, timestamptz, timestamptz, jsonb, integer)'::regprocedure)").fetchone()[0]
+        assert NEW_WIN in src and NEW_FINAL in src, "score_candidates_v2 changed: update this test's copies"
+        conn.execute(src.replace("memvault.score_candidates_v2(", "pg_temp.score_called(", 1)
+                     .replace(NEW_WIN, CALLED_WIN).replace(NEW_FINAL, OLD_FINAL))
+        conn.execute("SELECT set_config('memvault.vault_id', %s, false)", (str(vault.id),))
+        seen = set()
+        for limit in (1, 3, 7, 100):
+            for min_score in (0, 0.2, 0.45, 5):
+                for cfg in ({}, {"dedup_cos": 0.3, "dedup_window": 5}, {"window_start": "2023-06-01",
+                                                                         "window_end": "2023-06-08"}):
+                    cfg = {**ScoringConfig().params(), **cfg, "min_score": min_score}
+                    args = (ids, [1.0 - (i * 7 % 11) / 20 for i in range(len(ids))], Vector(qvec).to_text(), NOW,
+                            json.dumps(cfg), limit)
+                    new = conn.execute("SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], "
+                                       "%s::vector, %s, NULL, %s::jsonb, %s)", args).fetchall()
+                    old = conn.execute("SELECT * FROM pg_temp.score_called(%s::bigint[], %s::float8[], %s::vector, "
+                                       "%s, NULL, %s::jsonb, %s)", args).fetchall()
+                    assert new == old, (limit, min_score, cfg)
+                    seen.add(len(new))
+        assert 0 in seen and 1 in seen and max(seen) > 7  # the limit and the gate both cut somewhere
