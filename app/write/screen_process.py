@@ -8,7 +8,10 @@ GIL-releasing steps, each of which waited to get it back. :class:`ScreenProcess`
 LLM, no Services); each batch's items go over a pipe and the screened fields come back (numpy vectors, strings,
 ItemResults: plain data). An error raised while screening (an empty item, a batch too large) comes back as the
 same exception with the same message and hint; the child dies with :meth:`ScreenProcess.close`, which the bulk path
-calls when its import ends or fails.
+calls when its import ends or fails, and on its own when its parent is gone without closing it (killed, or stopped
+by a signal whose default action skips Python's exit handlers: `kill -TERM` of `memvault import` or `bench ingest`).
+A spawned child holds both ends of the pool's pipes, so it never sees them close; it watches its parent's pid
+instead (:func:`_watch_parent`).
 
 The child's one Screen is module state of the child process (set by the pool's initializer, used by each task): a
 process-wide object by construction, owned by the ScreenProcess that spawned it.
@@ -19,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -30,13 +35,23 @@ from app.write.screen import SCREENED, Prepared, Screen
 from app.write.timing import StageClock
 
 _CHILD: Screen | None = None  # the child's Screen (only ever set inside a ScreenProcess's child)
+# How often the child looks whether its parent is still there (a second: an orphan screens nothing meanwhile).
+PARENT_POLL_S = 1.0
+
+
+def _watch_parent(parent: int, every: float = PARENT_POLL_S) -> None:
+    """Exit the process as soon as its parent is no longer ``parent`` (it died: the child was reparented)."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(0)
 
 
 def _start(settings: Settings, timed: bool) -> None:
-    """The child's initializer: the embedder and the gates, once."""
+    """The child's initializer: its parent watched, then the embedder and the gates, once."""
     global _CHILD
     from app.models.registry import build_embedder
 
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), name="watch-parent", daemon=True).start()
     _CHILD = Screen(settings, build_embedder(settings), clock=StageClock() if timed else None)
 
 
