@@ -423,8 +423,6 @@ REVOKE ALL ON FUNCTION memvault.recall_fast_v3(uuid, text, vector, text, timesta
 GRANT EXECUTE ON FUNCTION memvault.recall_fast_v3(uuid, text, vector, text, timestamptz, timestamptz, jsonb, jsonb,
                                                   integer, text) TO memvault_service;
 
-
-
 -- recall_fast_v2 given the sparse side (round 4 of docs/recall-cpu.md): fast_search_v2 with the sparse rail's and
 -- its feedback pass's rankings the recall sent ahead (sparse_ahead_v1: _sparse_side_v1 for the same query, times
 -- and search keys), the dense rails, RRF and the 11 stages. The same rows as recall_fast_v2 when the rankings

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+from tests.integration.test_bulk_screen_process import alive
+
 PARENT = """
 import os, sys, time
 from app.settings import Settings
@@ -20,15 +22,6 @@ child = ScreenProcess(Settings())
 print(child._pool.submit(os.getpid).result(timeout=120), flush=True)
 time.sleep(600)
 """
-
-
-def alive(pid: int) -> bool:
-    """Is ``pid`` a live process (not gone, not a zombie nobody reaped)?"""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_the_screening_child_exits_when_its_parent_is_killed() -> None:
