@@ -124,6 +124,14 @@ $$;
 -- are computed here as v3 computes them, blocks no longer current or of another layer are left out, and each
 -- item keeps its p_k nearest at or above p_min_cosine (cosine, then id), plus its exact normalized-hash hits,
 -- exactly as v3 ranks, cuts and marks them: the same rows as v3 whenever the pairs hold v3's nearest blocks.
+-- An item's vector, hash and layer are read by subscript (p_embeddings[ord]), never by joining the pairs to the
+-- unnested items on ord: PostgreSQL 17 plans a SQL function's statement without its arguments, so it takes every
+-- unnest for 10 rows, and a join on ord was then a nested loop that scanned all the batch's items for every pair
+-- whenever block had no statistics yet (a new vault's table before autovacuum's first ANALYZE: 500 items x 3,500
+-- pairs = 1.75M rows, ~0.4 s a batch of the bulk path), a hash join once it had them: the bulk path's PostgreSQL
+-- CPU a memory doubled in the runs whose first ANALYZE came late (docs/benchmarks.md, branch bulk7). Left are
+-- index lookups of block by key and by hash, whatever block's statistics say
+-- (tests/integration/test_dedup_candidate_plans.py).
 CREATE OR REPLACE FUNCTION memvault.dedup_candidate_rows_v1(
     p_vault       uuid,
     p_items       integer[],
@@ -139,34 +147,32 @@ CREATE OR REPLACE FUNCTION memvault.dedup_candidate_rows_v1(
     LANGUAGE sql STABLE
     SET search_path = memvault, public, pg_catalog
     AS $$
-    WITH i AS (
-        SELECT x.emb, x.h, x.ord::integer AS ord,
-               CASE WHEN x.layer IN ('chunk', 'summary') THEN ARRAY[x.layer] ELSE ARRAY['memory', 'unit'] END AS kinds
-          FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS x(emb, h, layer, ord)
-    ), near AS (
+    WITH near AS (  -- a pair whose item is not in p_embeddings has no cosine and is left out, as by a join
         SELECT r.ord, r.id FROM (
             SELECT d.ord, d.id, row_number() OVER (PARTITION BY d.ord ORDER BY d.cosine DESC, d.id) AS rn
-              FROM (SELECT i.ord, b.id, (1 - (b.embedding <=> i.emb))::real AS cosine
+              FROM (SELECT pr.ord, b.id, (1 - (b.embedding <=> p_embeddings[pr.ord]))::real AS cosine
                       FROM unnest(p_items, p_ids) AS pr(ord, id)
-                      JOIN i ON i.ord = pr.ord
                       JOIN memvault.block b
                         ON b.vault_id = p_vault AND b.id = pr.id AND b.retracted_at IS NULL AND b.invalid_at IS NULL
-                       AND b.kind = ANY (i.kinds)) d
+                       AND b.kind = ANY (CASE WHEN p_layers[pr.ord] IN ('chunk', 'summary')
+                                              THEN ARRAY[p_layers[pr.ord]] ELSE ARRAY['memory', 'unit'] END)) d
              WHERE d.cosine >= p_min_cosine) r
          WHERE r.rn <= p_k
     ), hits AS (
         SELECT u.ord, u.id, bool_or(u.nearest) AS nearest FROM (
             SELECT n.ord, n.id, true AS nearest FROM near n
             UNION ALL
-            SELECT i.ord, b.id, false
-              FROM i JOIN memvault.block b
-                ON b.vault_id = p_vault AND b.content_hash = i.h AND b.retracted_at IS NULL AND b.invalid_at IS NULL
-               AND b.kind = ANY (i.kinds)
+            SELECT x.ord::integer, b.id, false
+              FROM unnest(p_embeddings, p_hashes, p_layers) WITH ORDINALITY AS x(emb, h, layer, ord)
+              JOIN memvault.block b
+                ON b.vault_id = p_vault AND b.content_hash = x.h AND b.retracted_at IS NULL AND b.invalid_at IS NULL
+               AND b.kind = ANY (CASE WHEN x.layer IN ('chunk', 'summary') THEN ARRAY[x.layer]
+                                      ELSE ARRAY['memory', 'unit'] END)
         ) u GROUP BY u.ord, u.id
     )
-    SELECT i.ord, b.id, (1 - (b.embedding <=> i.emb))::real, b.kind, b.category, b.content, b.normalized,
-           b.fingerprint, b.content_hash = i.h, b.valid_at, h.nearest
-      FROM hits h JOIN i ON i.ord = h.ord JOIN memvault.block b ON b.vault_id = p_vault AND b.id = h.id
+    SELECT h.ord, b.id, (1 - (b.embedding <=> p_embeddings[h.ord]))::real, b.kind, b.category, b.content,
+           b.normalized, b.fingerprint, b.content_hash = p_hashes[h.ord], b.valid_at, h.nearest
+      FROM hits h JOIN memvault.block b ON b.vault_id = p_vault AND b.id = h.id
      ORDER BY 1, 3 DESC, 2
 $$;
 
