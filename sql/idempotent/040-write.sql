@@ -128,7 +128,7 @@ $$;
 -- unnested items on ord: PostgreSQL 17 plans a SQL function's statement without its arguments, so it takes every
 -- unnest for 10 rows, and a join on ord was then a nested loop that scanned all the batch's items for every pair
 -- whenever block had no statistics yet (a new vault's table before autovacuum's first ANALYZE: 500 items x 3,500
--- pairs = 1.75M rows, ~0.4 s a batch of the bulk path), a hash join once it had them: the bulk path's PostgreSQL
+-- pairs = 1.75M rows, ~0.26 s a batch of the bulk path), a hash join once it had them: the bulk path's PostgreSQL
 -- CPU a memory doubled in the runs whose first ANALYZE came late (docs/benchmarks.md, branch bulk7). Left are
 -- index lookups of block by key and by hash, whatever block's statistics say
 -- (tests/integration/test_dedup_candidate_plans.py).

@@ -5,7 +5,7 @@ PostgreSQL 17 plans a SQL function's statement without its arguments, so every u
 taken for 10 rows. The function joined the (item, block) pairs to the unnested items on the item's number: with
 block never analyzed (a new database's table until autovacuum's first ANALYZE of it, which comes at a different
 point of every run) that join was a nested loop that scanned all the batch's items again for every pair (500 items
-and 3,500 pairs: 1.75M rows, ~0.4 s a batch), and a hash join once block had statistics: the bulk path's PostgreSQL
+and 3,500 pairs: 1.75M rows, ~0.26 s a batch), and a hash join once block had statistics: the bulk path's PostgreSQL
 CPU a memory doubled in the runs whose first ANALYZE came late (docs/benchmarks.md, branch bulk7). The items are now
 read by subscript. The rows each plan node handles are counted from auto_explain's plan of the function's statement
 (EXPLAIN ANALYZE of a nested statement, sent to this client as a notice), never timed."""
