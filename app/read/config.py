@@ -427,6 +427,10 @@ class ReadConfig:
     # Send the fast search's sparse side ahead of the models (app/read/ahead.py; round 4 of docs/recall-cpu.md):
     # the same results; PostgreSQL runs the sparse rail while the process embeds and classifies the question.
     sparse_ahead: bool = True
+    # Send the dense side ahead too, once the query is embedded (round 6 of docs/recall-cpu.md): the same results;
+    # PostgreSQL runs the HNSW search while the process classifies, routes and reads the timeframe. Only with
+    # sparse_ahead, and not when the search may use the second rail or the focus rail.
+    dense_ahead: bool = True
     default_k: int = 10
     max_k: int = 200
     default_token_budget: int = 2000

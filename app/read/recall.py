@@ -10,8 +10,9 @@ fast + extras).
 A shortcut (the Slow Thinker's prefetch cache, :mod:`app.read.prefetch`, given by ``Services``) is asked first:
 a hit skips the pipeline, never the sanitizer and the formatter.
 Before the models run, the fast search's sparse side (it needs no vector and nothing a model decides) is sent
-ahead on a connection of its own (:mod:`app.read.ahead`, ``ReadConfig.sparse_ahead``); the search takes its
-rankings when they answer exactly what it asks.
+ahead on a connection of its own (:mod:`app.read.ahead`, ``ReadConfig.sparse_ahead``), with the shortcut's probe;
+once the query is embedded, its dense side too (``ReadConfig.dense_ahead``); the search takes their rankings when
+they answer exactly what it asks.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from app.read.pipeline import Pipeline
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.schemas import MAX_QUERY_CHARS
-from app.read.ahead import SparseAhead
+from app.read.ahead import DenseAhead, DenseRequest, SparseAhead
 from app.read.search import Candidate, FastSearch
 from app.read.spread import asks_many
 from app.read.timeframe import QueryTimeframe, asks_when
@@ -77,8 +78,13 @@ class Shortcut(Protocol):
 
     def applies(self, options: RecallOptions) -> bool: ...
 
-    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None) -> Prefetched | None:
-        """The prefetched answer, read on the recall's ``unit`` (RecallUnit.execute)."""
+    def probe(self, query: str) -> bytes:
+        """The key the recall's sparse side sends the probe with (app/read/ahead.py)."""
+
+    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None,
+                     ahead: SparseAhead | None = None) -> Prefetched | None:
+        """The prefetched answer: the row ``ahead`` brought back when the probe went with it, else read on the
+        recall's ``unit`` (RecallUnit.execute)."""
 
 
 def _validate(query: str, options: RecallOptions, config: ReadConfig) -> tuple[str, int, int]:
@@ -163,12 +169,13 @@ class ReadTrack:
         # (embed, classify), with no transaction open; then one unit of work in the vault: the shortcut (Slow
         # Thinker's cache: a hit skips the pipeline, never the sanitizer), the pipeline, the log.
         ahead = self._ahead(vault, query, options, k)
+        ctx = None
         try:
             ctx = await self.context(vault, query, options, k, clock, budget=budget, ahead=ahead)
             async with RecallUnit(self.services.db, vault.id) as unit:
                 if self.shortcut is not None and self.shortcut.applies(options):
                     with clock.stage("prefetch"):
-                        hit = await self.shortcut.lookup(vault, query, unit)
+                        hit = await self.shortcut.lookup(vault, query, unit, ahead)
                     if hit is not None:
                         return await self._finish(unit, vault, query, options, k, budget, hit.candidates, [], clock,
                                                   [], sanitizer, hit.meta, prefetch_hit=True)
@@ -179,17 +186,38 @@ class ReadTrack:
         finally:
             if ahead is not None:
                 await ahead.settle()
+            if ctx is not None and ctx.dense_ahead is not None:
+                await ctx.dense_ahead.settle()
 
     def _ahead(self, vault: Vault, query: str, options: RecallOptions, k: int) -> SparseAhead | None:
         """The sparse side of the recall's search sent now, before the models run (app/read/ahead.py), when its
         request can be known without them: the vault's size is in ``services.vault_sizes`` and every intent
-        profile has the same NoiseFilter tags (they do: the seed's seven)."""
+        profile has the same NoiseFilter tags (they do: the seed's seven). The shortcut's probe goes with it when
+        the shortcut applies (one round trip fewer: round 6 of docs/recall-cpu.md)."""
         n = self.services.vault_sizes.get(vault.id)
         if not self.config.sparse_ahead or n is None or self._noise_tags is None:
             return None
         request = self._search.request(query, n, self._limit(query, options, k), self._noise_tags, options.as_of,
                                        options.known_at)
-        return SparseAhead.start(self.services.db, vault.id, request)
+        probe = self.shortcut.probe(query) if self.shortcut is not None and self.shortcut.applies(options) else None
+        return SparseAhead.start(self.services.db, vault.id, request, probe)
+
+    def _dense_ahead(self, vault: Vault, query: str, options: RecallOptions, qvec: Any,
+                     ahead: SparseAhead | None) -> DenseAhead | None:
+        """The dense side of the recall's search sent now, once the query is embedded and before the classifier
+        runs (app/read/ahead.py), when the sparse side was sent (its search keys are the dense side's) and the
+        search cannot add a rail the classifier's choice decides: the second rail (when one is configured and the
+        thinking mode, given or not yet known, may use it) or the focus rail."""
+        cfg, search = self.config, self.config.search
+        if not cfg.dense_ahead or ahead is None or search.focus_dense_w > 0:
+            return None
+        if self.services.rail2 is not None:
+            gathers = asks_many(query)
+            modes = (options.thinking,) if options.thinking else ("fast", "slow")
+            if any(search.rail2_on(mode, gathers=gathers) for mode in modes):
+                return None
+        r = ahead.request
+        return DenseAhead.start(self.services.db, vault.id, DenseRequest(qvec, r.as_of, r.known_at, r.search))
 
     def _limit(self, query: str, options: RecallOptions, k: int, gathers: bool | None = None) -> int:
         """How many scored candidates the search returns: the read track's, k, the funnel's, SessionSpread's."""
@@ -201,10 +229,25 @@ class ReadTrack:
 
     async def context(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock, *,
                       budget: int | None = None, ahead: SparseAhead | None = None) -> RecallContext:
-        """Embed, classify, route and read the question's timeframe: the recall's frozen context."""
-        cfg = self.config
+        """Embed, classify, route and read the question's timeframe: the recall's frozen context. The dense side
+        is sent ahead as soon as the query is embedded (``_dense_ahead``; the context carries it to the search)."""
         with clock.stage("embed"):
             qvec = await self.services.models.embed_query(self.services.embedder, query)
+        dense = self._dense_ahead(vault, query, options, qvec, ahead)
+        try:
+            if dense is not None:  # let it take its connection and go before the classifier holds the loop
+                await dense.sending()
+            return await self._context(vault, query, options, k, clock, qvec, budget=budget, ahead=ahead,
+                                       dense=dense)
+        except BaseException:
+            if dense is not None:
+                await dense.settle()
+            raise
+
+    async def _context(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock,
+                       qvec: Any, *, budget: int | None, ahead: SparseAhead | None,
+                       dense: DenseAhead | None) -> RecallContext:
+        cfg = self.config
         with clock.stage("classify"):
             cls = await self.classify(query, qvec)
         with clock.stage("route"):
@@ -229,7 +272,7 @@ class ReadTrack:
             profile=profile, scoring=scoring, thinking=thinking, plan=LayerPlan.for_mode(profile.mode, thinking),
             as_of=options.as_of, known_at=options.known_at, timeframe=timeframe, gathers=gathers,
             limit=self._limit(query, options, k, gathers), k=k, budget=budget, funnel=funnel_on,
-            services=self.services, config=cfg, clock=clock, ahead=ahead)
+            services=self.services, config=cfg, clock=clock, ahead=ahead, dense_ahead=dense)
 
     async def retrieve(self, ctx: RecallContext) -> list[Candidate]:
         """Everything before sanitize + format: the thinking mode's recipe; cascade cards in ``ctx.found``."""
