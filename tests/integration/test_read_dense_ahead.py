@@ -43,6 +43,11 @@ async def _vault_with_memories(services, vault, *, index: bool = False) -> None:
         assert await ann_index.has_index(services.db, vault.id)
 
 
+def _dense(services) -> ReadTrack:
+    """The read track with the dense side sent ahead (``ReadConfig.dense_ahead``, off by default)."""
+    return ReadTrack(services, replace(services.read.config, dense_ahead=True), shortcut=services.read.shortcut)
+
+
 def _search(services, query: str, cfg: dict, known_at) -> tuple[str, str]:
     request = services.read._search.request(query, len(MEMS), 30, services.read._noise_tags, AS_OF, known_at)
     return request.query, json.dumps({**json.loads(request.search), **cfg})
@@ -102,8 +107,8 @@ async def test_a_recall_sent_ahead_equals_one_that_is_not(services, vault, monke
 
     monkeypatch.setattr(DenseAhead, "take", take)
     without = ReadTrack(services, replace(services.read.config, sparse_ahead=False))
-    sparse_only = ReadTrack(services, replace(services.read.config, dense_ahead=False))
-    with_ahead = services.read
+    sparse_only = services.read
+    with_ahead = _dense(services)
     for known_at in (None, T0):
         for question in QUESTIONS:
             options = RecallOptions(thinking="fast", as_of=AS_OF, known_at=known_at, writeback=False,
@@ -158,7 +163,7 @@ async def test_nothing_dense_is_sent_when_the_classifier_may_add_a_rail(services
     not yet known, and rail2 on for it) change the search's keys: nothing dense is sent ahead then, nor without
     the sparse side or with the switch off."""
     await _vault_with_memories(services, vault)
-    track = services.read
+    track = _dense(services)
     qvec = await services.models.embed_query(services.embedder, "who is my dentist?")
     options = RecallOptions(thinking="fast", as_of=AS_OF, use_prefetch=False)
     sparse = track._ahead(vault, "who is my dentist?", options, 10)  # the vault's size is counted by now
@@ -170,7 +175,7 @@ async def test_nothing_dense_is_sent_when_the_classifier_may_add_a_rail(services
         assert sent is not None
         await sent.settle()
         assert track._dense_ahead(vault, "who is my dentist?", options, qvec, None) is None
-        off = ReadTrack(services, replace(track.config, dense_ahead=False))
+        off = services.read  # the default: off
         assert off._dense_ahead(vault, "who is my dentist?", options, qvec, sparse) is None
         focus = ReadTrack(services, replace(track.config, search=replace(track.config.search, focus_dense_w=0.3)))
         assert focus._dense_ahead(vault, "who is my dentist?", options, qvec, sparse) is None

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 from psycopg import pq
 
 from app.write.items import WriteItem
@@ -78,9 +79,19 @@ async def _filled(services, vault) -> None:
                                           for i, t in enumerate(FACTS)])
 
 
-async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None:
+def _dense(services):
+    """The read track with the dense side sent ahead too (``ReadConfig.dense_ahead``, off by default)."""
+    from dataclasses import replace
+
+    from app.read.recall import ReadTrack
+
+    return ReadTrack(services, replace(services.read.config, dense_ahead=True), shortcut=services.read.shortcut)
+
+
+@pytest.mark.parametrize("dense", [False, True], ids=["sparse ahead", "both ahead"])
+async def test_round_trips_of_one_fast_recall(services, vault, tmp_path, dense) -> None:
     await _filled(services, vault)
-    track = services.read
+    track = _dense(services) if dense else services.read
     await track.recall(vault, "where do I live?")  # warm: archetypes, vault size, router
     await _pool_of(services.db, 4)
     await track.drain()
@@ -92,19 +103,23 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None
     assert result.cards
     print(f"\nround trips per recall: {sum(seen)} (per checkout: {seen}), statements: {statements}, {called}")
     # The sparse rail sent ahead of the models on a checkout of its own, with the prefetch probe in the same
-    # statement (sparse_ahead_v2: rounds 4 and 6 of docs/recall-cpu.md); the dense rail sent ahead on another once
-    # the query is embedded (dense_ahead_v1, round 6); then the recall's unit: the search given both sides, the log
-    # with its write-back, each one statement that scopes itself (recall_fast_v7, record_recall_v2), one round
-    # trip each: four round trips, four statements (issue 33's "at most 4"). Round 4: [1, 3] (the probe in the
-    # unit, prefetch_get_v2, the search recall_fast_v5 running the dense rail); round 3: [3] (the search ran both
-    # rails, recall_fast_v3); until round 3 the same three round trips carried six statements (BEGIN, the scope's
-    # set_config, the probe; the search; the log, COMMIT: [6]), and the write-back had a transaction of its own
-    # before that ([3, 1]). Before issue 33: four transactions of four round trips each, 16.
+    # statement (sparse_ahead_v2: rounds 4 and 6 of docs/recall-cpu.md), then the recall's unit: the search given
+    # the sparse side, the log with its write-back, each one statement that scopes itself (recall_fast_v5,
+    # record_recall_v2), one round trip each: three round trips, three statements. With the dense rail sent ahead
+    # too (dense_ahead_v1, round 6, ReadConfig.dense_ahead) on another checkout once the query is embedded, the
+    # search is given both (recall_fast_v7): four (issue 33's "at most 4"). Round 4: [1, 3] (the probe in the unit,
+    # prefetch_get_v2); round 3: [3] (the search ran both rails, recall_fast_v3); until round 3 the same three round
+    # trips carried six statements (BEGIN, the scope's set_config, the probe; the search; the log, COMMIT: [6]),
+    # and the write-back had a transaction of its own before that ([3, 1]). Before issue 33: four transactions of
+    # four round trips each, 16.
     # (in the order the checkouts were taken: the early statements' first, unless the models answered without
     # yielding to the loop, when the search would find them without a connection and run the rails itself)
-    assert seen == [1, 1, 2]
-    assert statements == [1, 1, 2]
-    assert called == [["sparse_ahead_v2"], ["dense_ahead_v1"], ["recall_fast_v7", "record_recall_v2"]]
+    if dense:
+        assert seen == statements == [1, 1, 2]
+        assert called == [["sparse_ahead_v2"], ["dense_ahead_v1"], ["recall_fast_v7", "record_recall_v2"]]
+    else:
+        assert seen == statements == [1, 2]
+        assert called == [["sparse_ahead_v2"], ["recall_fast_v5", "record_recall_v2"]]
 
 
 async def test_round_trips_of_one_fast_recall_not_sent_ahead(services, vault, tmp_path) -> None:
@@ -125,14 +140,15 @@ async def test_round_trips_of_one_fast_recall_not_sent_ahead(services, vault, tm
     assert called == [["prefetch_get_v2", "recall_fast_v3", "record_recall_v2"]]
 
 
-async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault, tmp_path) -> None:
-    """A recall that skips the prefetch probe (a time given, as the benchmarks ask): the sparse side sent ahead,
-    the dense side sent ahead, then two statements, the search and the log, no transaction statement at all
-    (before round 3: BEGIN, scope, search; log, COMMIT: 5)."""
+@pytest.mark.parametrize("dense", [False, True], ids=["sparse ahead", "both ahead"])
+async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault, tmp_path, dense) -> None:
+    """A recall that skips the prefetch probe (a time given, as the benchmarks ask): the sparse side sent ahead
+    (and the dense side with ``dense_ahead``), then two statements, the search and the log, no transaction
+    statement at all (before round 3: BEGIN, scope, search; log, COMMIT: 5)."""
     from app.read.config import RecallOptions
 
     await _filled(services, vault)
-    track = services.read
+    track = _dense(services) if dense else services.read
     options = RecallOptions(thinking="fast", use_prefetch=False, as_of=T0 + timedelta(days=1))
     await track.recall(vault, "where do I live?", options)  # warm: the vault's size
     await _pool_of(services.db, 4)
@@ -141,28 +157,14 @@ async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault,
     async with round_trips(services.db, tmp_path, statements, called) as seen:
         result = await track.recall(vault, "when is my dentist appointment?", options)
     assert result.cards
-    # the sparse side sent ahead (round 4), the dense side (round 6), then the search given both and the log:
-    # [1, 2] in round 4 (the search given the sparse side, recall_fast_v5), [2] before
-    assert seen == [1, 1, 2] and statements == [1, 1, 2]
-    assert called == [["sparse_ahead_v1"], ["dense_ahead_v1"], ["recall_fast_v7", "record_recall_v2"]]
-
-
-async def test_round_trips_with_the_dense_side_not_sent_ahead(services, vault, tmp_path) -> None:
-    """``ReadConfig.dense_ahead`` off: the sparse side sent ahead with the probe, the search running the dense
-    rail itself (recall_fast_v5): three round trips with the probe, as in round 4 but for the probe's place."""
-    from dataclasses import replace
-
-    from app.read.recall import ReadTrack
-
-    await _filled(services, vault)
-    track = ReadTrack(services, replace(services.read.config, dense_ahead=False), shortcut=services.read.shortcut)
-    await track.recall(vault, "where do I live?")  # warm
-    called: list[list[str]] = []
-    async with round_trips(services.db, tmp_path, None, called) as seen:
-        result = await track.recall(vault, "when is my dentist appointment?")
-    assert result.cards
-    assert seen == [1, 2]
-    assert called == [["sparse_ahead_v2"], ["recall_fast_v5", "record_recall_v2"]]
+    # the sparse side sent ahead (round 4), the dense side (round 6, when on), then the search given them and the
+    # log: [2] before round 4
+    if dense:
+        assert seen == statements == [1, 1, 2]
+        assert called == [["sparse_ahead_v1"], ["dense_ahead_v1"], ["recall_fast_v7", "record_recall_v2"]]
+    else:
+        assert seen == statements == [1, 2]
+        assert called == [["sparse_ahead_v1"], ["recall_fast_v5", "record_recall_v2"]]
 
 
 async def test_the_write_back_is_committed_with_the_log(services, vault) -> None:
@@ -184,11 +186,14 @@ async def test_the_write_back_is_committed_with_the_log(services, vault) -> None
     assert (await services.db.fetchone(logs, vault_id=vault.id))["n"] == before + 1
 
 
-async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path) -> None:
+@pytest.mark.parametrize("dense", [False, True], ids=["sparse ahead", "both ahead"])
+async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path, dense) -> None:
     """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the sparse side sent ahead
-    with the prefetch probe (rounds 4 and 6 of docs/recall-cpu.md), the dense side sent ahead (round 6), the
-    recall's unit (the search, the log with its write-back). Round 4: [1, 1, 1, 3]; before it: [1, 1, 3];
-    before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
+    with the prefetch probe (rounds 4 and 6 of docs/recall-cpu.md), the dense side sent ahead (round 6, with
+    ``dense_ahead``), the recall's unit (the search, the log with its write-back). Round 4: [1, 1, 1, 3]; before
+    it: [1, 1, 3]; before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
+    if dense:  # the service's read track with the dense side sent ahead (ReadConfig.dense_ahead)
+        api_services.read = _dense(api_services)
     async with served(api_services) as url, httpx.AsyncClient(
             base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=30) as http:
         assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
@@ -202,4 +207,4 @@ async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_
             await api_services.read.drain()
     assert r.status_code == 200 and r.json()["cards"]
     print(f"\nround trips per HTTP recall: {sum(seen)} (per checkout: {seen})")
-    assert seen == [1, 1, 1, 1, 2]
+    assert seen == ([1, 1, 1, 1, 2] if dense else [1, 1, 1, 2])
