@@ -430,8 +430,9 @@ class ReadConfig:
     # Send the dense side ahead too, once the query is embedded (round 6 of docs/recall-cpu.md): the same results;
     # PostgreSQL runs the HNSW search while the process classifies, routes and reads the timeframe. Only with
     # sparse_ahead, and not when the search may use the second rail or the focus rail. Off: on the busy 2 cores it
-    # measured worse (bench latency at 100k, 5 alternated pairs: fast p50 +0.6 to +4.6 ms in 4 of 5; paired in one
-    # process: median +0.8 ms, +0.8 ms process and +0.6 ms PostgreSQL CPU a recall); a quiet machine may differ.
+    # measured worse (bench latency at 100k, 5 alternated pairs: fast p50 higher in 4 of 5, CPU in 5 of 5; paired
+    # in one process: median +0.8 ms, +0.8 ms process and +0.6 ms PostgreSQL CPU a recall; it can overlap only
+    # classify / route / timeframe, ~0.4 ms); a quiet machine may differ.
     dense_ahead: bool = False
     default_k: int = 10
     max_k: int = 200

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -23,8 +23,9 @@ from app.read.config import RecallOptions
 from app.read.prefetch import query_hash
 from app.read.recall import ReadTrack
 from app.safety.verdict import RULES
-from tests.integration.read_helpers import Mem, put_blocks
+from tests.integration.read_helpers import put_blocks
 from tests.integration.test_read_sparse_ahead import MEMS, QUESTIONS, T0, _same
+from tests.integration.test_read_unit_of_work import _pool_of
 
 AS_OF = T0 + timedelta(days=1)
 CASES = {
@@ -106,6 +107,7 @@ async def test_a_recall_sent_ahead_equals_one_that_is_not(services, vault, monke
         return got
 
     monkeypatch.setattr(DenseAhead, "take", take)
+    await _pool_of(services.db, 4)
     without = ReadTrack(services, replace(services.read.config, sparse_ahead=False))
     sparse_only = services.read
     with_ahead = _dense(services)
@@ -113,7 +115,7 @@ async def test_a_recall_sent_ahead_equals_one_that_is_not(services, vault, monke
         for question in QUESTIONS:
             options = RecallOptions(thinking="fast", as_of=AS_OF, known_at=known_at, writeback=False,
                                     use_prefetch=False)
-            await with_ahead.recall(vault, question, options)  # the vault's size counted, the pool grown
+            await with_ahead.recall(vault, question, options)  # the vault's size counted
             taken.clear()
             a = await with_ahead.recall(vault, question, options)
             assert taken == [True], (question, known_at)  # the search took the dense rail sent ahead
