@@ -29,20 +29,6 @@ SELECT * FROM memvault.sparse_ahead_v1(%s::uuid, %s, %s, %s, %s, %s::jsonb);
 -- app/read/ahead.py, through Database.scoped: sparse_ahead with the prefetch probe (NULL hash: none)
 SELECT * FROM memvault.sparse_ahead_v2(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s::bytea);
 
--- dense_ahead --
--- app/read/ahead.py, through Database.scoped (the vault and the actor first, from the recall's vault)
-SELECT * FROM memvault.dense_ahead_v1(%s::uuid, %s, %s, %s, %s, %s::jsonb);
-
--- recall_fast_both_given --
--- app/read/search.py: recall_fast with the sparse and the dense sides sent ahead, in an open transaction
-SELECT * FROM memvault.recall_fast_v6(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s::bigint[], %s::bigint[],
-                                      %s::bigint[]);
-
--- recall_fast_both_given_scoped --
--- app/read/search.py, through app/read/unit.py (RecallUnit.execute: the vault and the actor first, from the unit)
-SELECT * FROM memvault.recall_fast_v7(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s::bigint[], %s::bigint[],
-                                      %s::bigint[], %s);
-
 -- score_candidates --
 -- app/read/search.py
 SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s);

@@ -1,5 +1,4 @@
-"""A recall's search sides sent ahead of its models: ``SparseAhead`` (round 4 of docs/recall-cpu.md) and
-``DenseAhead`` (round 6).
+"""``SparseAhead``: a recall's sparse rail sent ahead of the models (rounds 4 and 6 of docs/recall-cpu.md).
 
 The sparse side of fast search (``memvault._sparse_side_v1``: the rare-term plan, the rail's passes, its
 pseudo-relevance feedback) reads the question's text (its focus), the times, and search keys that no model decides
@@ -8,15 +7,10 @@ it). So a recall sends it as a statement of its own (``sparse_ahead_v1``, scopin
 one its key was verified for: :meth:`Database.scoped`) on a pooled connection of its own, as a task started before
 the query embedding and the classifier: PostgreSQL runs it on one core while the process embeds and classifies
 on the other. With it goes the recall's prefetch probe when the shortcut applies (``sparse_ahead_v2``): the probe
-needs nothing a model decides either, and a recall that sends its dense side too stays within four round trips.
-
-The dense side (``memvault._dense_side_v1``: the exact / index decision, HNSW at the vault's ef, the known_at
-widening) needs the query's vector and the same search keys, nothing the classifier decides: the recall sends it
-(``dense_ahead_v1``) as soon as the vector is there, while the process classifies, routes and reads the timeframe.
-
-The search then sends the rankings back with RRF and the 11 stages (``recall_fast_v5``, or ``recall_fast_v7`` with
-the dense ids too) when they were asked for exactly what it would ask (:meth:`Ahead.take` compares the whole
-request); else it runs the rail itself, as before (another noise list, a variant's query, a changed vault size).
+needs nothing a model decides either, and the recall's unit is then the search and the log only.
+The search then sends the rankings back with the dense rail and the 11 stages (``recall_fast_v5``)
+when they were asked for exactly what it would ask (:meth:`SparseAhead.take` compares the whole request); else it
+runs the sparse rail itself, as before (another noise list, a variant's query, a changed vault size).
 
 No pooled connection waits on a model: a statement's connection goes back to the pool when its row is read, and
 one that has not got a connection yet when the search needs it is cancelled and not used.
@@ -31,7 +25,6 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-import numpy as np
 import psycopg
 
 from app.db.connector import Database
@@ -53,24 +46,6 @@ class SparseRequest:
     search: str
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class DenseRequest:
-    """What the dense side is asked for: the query's vector, the times and the search keys as sent (JSON; the
-    same keys as the sparse side's: no second rail, no focus rail)."""
-
-    qvec: np.ndarray
-    as_of: datetime | None
-    known_at: datetime | None
-    search: str
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, DenseRequest) and self.as_of == other.as_of and self.known_at == other.known_at \
-            and self.search == other.search \
-            and (self.qvec is other.qvec or np.array_equal(self.qvec, other.qvec))
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 class Ahead(Generic[R]):
     """One recall's statement sent ahead: :meth:`start`, then :meth:`take` from the search, :meth:`settle` at the
     end of the recall whatever happened."""
@@ -90,15 +65,6 @@ class Ahead(Generic[R]):
         async with db.session() as conn:
             self.sent = True
             return self._read(await (await self._send(conn, vault_id)).fetchone())
-
-    async def sending(self, turns: int = 20) -> None:
-        """Give the loop up to ``turns`` turns for the statement to take its pooled connection (an idle one is
-        handed over in a few) and go, before the caller runs code that does not yield (the classifier): else the
-        search would find it without a connection and cancel it."""
-        for _ in range(turns):
-            if self.sent or self.task is None or self.task.done():
-                break
-            await asyncio.sleep(0)
 
     async def _send(self, conn: psycopg.AsyncConnection, vault_id: UUID) -> psycopg.AsyncCursor:
         raise NotImplementedError
@@ -188,28 +154,3 @@ class SparseAhead(Ahead[SparseSide]):
         side = await self._result()
         return None if side is None or not side.probed else (side.prefetch,)
 
-
-class DenseAhead(Ahead[list[int]]):
-    """The dense side sent ahead (``dense_ahead_v1``): its ranked ids."""
-
-    __slots__ = ()
-    what = "the dense rail"
-
-    @classmethod
-    def start(cls, db: Database, vault_id: UUID, request: DenseRequest) -> DenseAhead:
-        ahead = cls(request)
-        ahead._start(db, vault_id)
-        return ahead
-
-    async def _send(self, conn: psycopg.AsyncConnection, vault_id: UUID) -> psycopg.AsyncCursor:
-        r = self.request
-        return await Database.scoped(conn, vault_id, Q.dense_ahead, (r.qvec, r.as_of, r.known_at, r.search))
-
-    def _read(self, row: dict[str, Any]) -> list[int]:
-        return list(row["dense"])
-
-    async def take(self, request: DenseRequest) -> list[int] | None:
-        """The dense rail's ranked ids if they answer ``request`` exactly; else None (see :meth:`Ahead._result`)."""
-        if self.task is None or request != self.request:
-            return None
-        return await self._result()

@@ -427,13 +427,6 @@ class ReadConfig:
     # Send the fast search's sparse side ahead of the models (app/read/ahead.py; round 4 of docs/recall-cpu.md):
     # the same results; PostgreSQL runs the sparse rail while the process embeds and classifies the question.
     sparse_ahead: bool = True
-    # Send the dense side ahead too, once the query is embedded (round 6 of docs/recall-cpu.md): the same results;
-    # PostgreSQL runs the HNSW search while the process classifies, routes and reads the timeframe. Only with
-    # sparse_ahead, and not when the search may use the second rail or the focus rail. Off: on the busy 2 cores it
-    # measured worse (bench latency at 100k, 5 alternated pairs: fast p50 higher in 4 of 5, CPU in 5 of 5; paired
-    # in one process: median +0.8 ms, +0.8 ms process and +0.6 ms PostgreSQL CPU a recall; it can overlap only
-    # classify / route / timeframe, ~0.4 ms); a quiet machine may differ.
-    dense_ahead: bool = False
     default_k: int = 10
     max_k: int = 200
     default_token_budget: int = 2000

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import psycopg
 
-    from app.read.ahead import DenseAhead, SparseAhead
+    from app.read.ahead import SparseAhead
     from app.read.classify import Classification
     from app.read.config import IntentProfile, LayerPlan, ReadConfig, ScoringConfig, Thinking
     from app.read.router import Routed
@@ -82,7 +82,6 @@ class RecallContext:
     conn: psycopg.AsyncConnection | UnitTransaction | None = None
     unit: RecallUnit | None = None  # the recall's (app/read/unit.py), for the needs_db stages
     ahead: SparseAhead | None = None  # the sparse side sent ahead of the models (app/read/ahead.py), if it was
-    dense_ahead: DenseAhead | None = None  # the dense side sent ahead of the classifier, if it was
     clock: StageClock = field(default_factory=StageClock)
     events: list[dict[str, Any]] = field(default_factory=list)
     found: dict[str, Any] = field(default_factory=dict)

@@ -11,8 +11,7 @@ A shortcut (the Slow Thinker's prefetch cache, :mod:`app.read.prefetch`, given b
 a hit skips the pipeline, never the sanitizer and the formatter.
 Before the models run, the fast search's sparse side (it needs no vector and nothing a model decides) is sent
 ahead on a connection of its own (:mod:`app.read.ahead`, ``ReadConfig.sparse_ahead``), with the shortcut's probe;
-once the query is embedded, its dense side too (``ReadConfig.dense_ahead``); the search takes their rankings when
-they answer exactly what it asks.
+the search takes its rankings when they answer exactly what it asks.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from app.read.pipeline import Pipeline
 from app.read.router import PersonalizedRouter
 from app.read.sanitize import ReadSanitizer
 from app.read.schemas import MAX_QUERY_CHARS
-from app.read.ahead import DenseAhead, DenseRequest, SparseAhead
+from app.read.ahead import SparseAhead
 from app.read.search import Candidate, FastSearch
 from app.read.spread import asks_many
 from app.read.timeframe import QueryTimeframe, asks_when
@@ -169,7 +168,6 @@ class ReadTrack:
         # (embed, classify), with no transaction open; then one unit of work in the vault: the shortcut (Slow
         # Thinker's cache: a hit skips the pipeline, never the sanitizer), the pipeline, the log.
         ahead = self._ahead(vault, query, options, k)
-        ctx = None
         try:
             ctx = await self.context(vault, query, options, k, clock, budget=budget, ahead=ahead)
             async with RecallUnit(self.services.db, vault.id) as unit:
@@ -186,8 +184,6 @@ class ReadTrack:
         finally:
             if ahead is not None:
                 await ahead.settle()
-            if ctx is not None and ctx.dense_ahead is not None:
-                await ctx.dense_ahead.settle()
 
     def _ahead(self, vault: Vault, query: str, options: RecallOptions, k: int) -> SparseAhead | None:
         """The sparse side of the recall's search sent now, before the models run (app/read/ahead.py), when its
@@ -202,23 +198,6 @@ class ReadTrack:
         probe = self.shortcut.probe(query) if self.shortcut is not None and self.shortcut.applies(options) else None
         return SparseAhead.start(self.services.db, vault.id, request, probe)
 
-    def _dense_ahead(self, vault: Vault, query: str, options: RecallOptions, qvec: Any,
-                     ahead: SparseAhead | None) -> DenseAhead | None:
-        """The dense side of the recall's search sent now, once the query is embedded and before the classifier
-        runs (app/read/ahead.py), when the sparse side was sent (its search keys are the dense side's) and the
-        search cannot add a rail the classifier's choice decides: the second rail (when one is configured and the
-        thinking mode, given or not yet known, may use it) or the focus rail."""
-        cfg, search = self.config, self.config.search
-        if not cfg.dense_ahead or ahead is None or search.focus_dense_w > 0:
-            return None
-        if self.services.rail2 is not None:
-            gathers = asks_many(query)
-            modes = (options.thinking,) if options.thinking else ("fast", "slow")
-            if any(search.rail2_on(mode, gathers=gathers) for mode in modes):
-                return None
-        r = ahead.request
-        return DenseAhead.start(self.services.db, vault.id, DenseRequest(qvec, r.as_of, r.known_at, r.search))
-
     def _limit(self, query: str, options: RecallOptions, k: int, gathers: bool | None = None) -> int:
         """How many scored candidates the search returns: the read track's, k, the funnel's, SessionSpread's."""
         cfg = self.config
@@ -229,25 +208,10 @@ class ReadTrack:
 
     async def context(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock, *,
                       budget: int | None = None, ahead: SparseAhead | None = None) -> RecallContext:
-        """Embed, classify, route and read the question's timeframe: the recall's frozen context. The dense side
-        is sent ahead as soon as the query is embedded (``_dense_ahead``; the context carries it to the search)."""
+        """Embed, classify, route and read the question's timeframe: the recall's frozen context."""
+        cfg = self.config
         with clock.stage("embed"):
             qvec = await self.services.models.embed_query(self.services.embedder, query)
-        dense = self._dense_ahead(vault, query, options, qvec, ahead)
-        try:
-            if dense is not None:  # let it take its connection and go before the classifier holds the loop
-                await dense.sending()
-            return await self._context(vault, query, options, k, clock, qvec, budget=budget, ahead=ahead,
-                                       dense=dense)
-        except BaseException:
-            if dense is not None:
-                await dense.settle()
-            raise
-
-    async def _context(self, vault: Vault, query: str, options: RecallOptions, k: int, clock: StageClock,
-                       qvec: Any, *, budget: int | None, ahead: SparseAhead | None,
-                       dense: DenseAhead | None) -> RecallContext:
-        cfg = self.config
         with clock.stage("classify"):
             cls = await self.classify(query, qvec)
         with clock.stage("route"):
@@ -272,7 +236,7 @@ class ReadTrack:
             profile=profile, scoring=scoring, thinking=thinking, plan=LayerPlan.for_mode(profile.mode, thinking),
             as_of=options.as_of, known_at=options.known_at, timeframe=timeframe, gathers=gathers,
             limit=self._limit(query, options, k, gathers), k=k, budget=budget, funnel=funnel_on,
-            services=self.services, config=cfg, clock=clock, ahead=ahead, dense_ahead=dense)
+            services=self.services, config=cfg, clock=clock, ahead=ahead)
 
     async def retrieve(self, ctx: RecallContext) -> list[Candidate]:
         """Everything before sanitize + format: the thinking mode's recipe; cascade cards in ``ctx.found``."""

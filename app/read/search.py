@@ -3,7 +3,7 @@
 Dense top-N (HNSW, or exact in a small vault) over the question and sparse top-N (rare tsvector terms) over its
 focus (:mod:`app.read.focus`) fused by RRF in SQL, then the stages of ``sql/idempotent/070-scoring.sql``. When the
 recall sent the sparse side ahead of its models for exactly this request (:mod:`app.read.ahead`), the call is
-``recall_fast_v5`` given its rankings instead, or ``recall_fast_v7`` given the dense rail's too: the same rows. Python
+``recall_fast_v5`` given its rankings instead: the same rows. Python
 passes the query vector, the times and the per-intent configuration as data, and turns rows into
 :class:`Candidate` objects, each with its stage multipliers keyed by the SQL stage's name (``factors``).
 """
@@ -21,7 +21,7 @@ from pgvector import Vector
 
 from app.db.queries import Q
 from app.read import rail2
-from app.read.ahead import DenseRequest, SparseRequest
+from app.read.ahead import SparseRequest
 from app.read.config import SearchConfig
 from app.read.context import ReadStage, RecallContext
 from app.read.focus import focus
@@ -159,14 +159,7 @@ class FastSearch(ReadStage):
             search["qvec_focus"] = Vector(await self.services.models.embed_query(self.services.embedder,
                                                                                  sparse_query)).to_text()
         given = await ctx.ahead.take(request) if ctx.ahead is not None else None
-        dense = None
-        if given is not None and ctx.dense_ahead is not None:  # its keys are the sparse side's, no rail added
-            dense = await ctx.dense_ahead.take(DenseRequest(qvec, ctx.as_of, ctx.known_at, json.dumps(search)))
-        if dense is not None:  # both sides sent ahead: RRF and the stages in one statement
-            params = (qvec, ctx.as_of, ctx.known_at, json.dumps(search), json.dumps(scoring.params()), limit, *given,
-                      dense)
-            plain, scoped = Q.recall_fast_both_given, Q.recall_fast_both_given_scoped
-        elif given is not None:  # the sparse side sent ahead: the rest in one statement
+        if given is not None:  # the sparse side sent ahead: the rest in one statement
             params = (qvec, ctx.as_of, ctx.known_at, json.dumps(search), json.dumps(scoring.params()), limit, *given)
             plain, scoped = Q.recall_fast_given, Q.recall_fast_given_scoped
         else:

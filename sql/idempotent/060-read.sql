@@ -658,68 +658,16 @@ BEGIN
 END
 $$;
 
--- The dense side of fast search (fast_search_v1's p_qvec and p_cfg keys dense_n, exact, exact_below,
--- vault_blocks, ef_search, noise_tags; valid at p_as_of, default now; every version with p_known_at, 2 x dense_n
--- deep): exact distances in a small vault (or one whose own HNSW index the background has not built yet), else the
--- vault's index at ann_ef_search_v1's ef with iterative scans (set for the transaction), whose order is the rank
--- (_dense_rail_v1). Returns the ranked ids (NULL for none). Needs the query's vector but nothing the classifier
--- decides: a recall sends it ahead of it (dense_ahead_v1, round 6 of docs/recall-cpu.md).
-CREATE OR REPLACE FUNCTION memvault._dense_side_v1(
-    p_qvec     vector,
-    p_as_of    timestamptz DEFAULT NULL,
-    p_known_at timestamptz DEFAULT NULL,
-    p_cfg      jsonb DEFAULT '{}'::jsonb
-)
-    RETURNS bigint[]
-    LANGUAGE plpgsql STABLE
-    SET search_path = memvault, public, pg_catalog
-    AS $$
-DECLARE
-    v_vault    uuid := memvault.current_vault_id();
-    v_as_of    timestamptz := coalesce(p_as_of, now());
-    v_past     boolean := p_known_at IS NOT NULL;
-    v_dense_n  integer := coalesce((p_cfg ->> 'dense_n')::integer, 100);
-    v_exact    boolean := (p_cfg ->> 'exact')::boolean;
-    v_noise    text[] := coalesce(ARRAY(SELECT jsonb_array_elements_text(p_cfg -> 'noise_tags')),
-                                  memvault.default_noise_tags_v1());
-BEGIN
-    IF v_vault IS NULL THEN
-        RAISE EXCEPTION 'fast_search_v1 needs a vault in scope (memvault.vault_id)' USING ERRCODE = 'MV422';
-    END IF;
-    IF p_qvec IS NULL OR v_dense_n <= 0 THEN
-        RETURN NULL;
-    END IF;
-    IF v_past THEN  -- versions are checked after scoring; widen the net
-        v_dense_n := v_dense_n * 2;
-    END IF;
-    IF v_exact IS NULL THEN  -- the caller's count (FastSearch keeps it a minute), else counted
-        v_exact := coalesce((p_cfg ->> 'vault_blocks')::integer, memvault.vault_block_count_v1(
-            greatest(coalesce((p_cfg ->> 'exact_below')::integer, 5000), 5000)))
-            <= coalesce((p_cfg ->> 'exact_below')::integer, 5000);
-    END IF;
-    -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
-    v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
-    IF NOT v_exact THEN
-        PERFORM set_config('hnsw.ef_search', memvault.ann_ef_search_v1(
-            v_vault, coalesce((p_cfg ->> 'ef_search')::integer, greatest(v_dense_n, 100)))::text, true);
-        PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
-    END IF;
-    RETURN memvault._dense_rail_v1(v_vault, p_qvec, v_dense_n, v_exact, v_past, v_as_of, v_noise);
-END
-$$;
-
--- fast_search_v2 given its dense rail too (round 6 of docs/recall-cpu.md): p_dense, the ranked ids
--- _dense_side_v1 returns for the same p_qvec, p_as_of, p_known_at and p_cfg (dense_ahead_v1 sends it ahead of the
--- classifier), or NULL: the rail run here (fast_search_v2). The second dense rail and the focus rail stay here
--- (opt-in; the recall sends nothing dense ahead when either is on). The same rows as fast_search_v2 either way.
-CREATE OR REPLACE FUNCTION memvault.fast_search_v3(
+-- fast_search_v1 given its sparse side (_sparse_side_v1's sparse and prf: ranked ids, NULL for none): the dense
+-- rail, the second dense rail and the focus rail, fused with them by RRF. The same rows as fast_search_v1 when
+-- p_sparse / p_prf are what _sparse_side_v1 returns for the same p_as_of, p_known_at and p_cfg.
+CREATE OR REPLACE FUNCTION memvault.fast_search_v2(
     p_qvec     vector,
     p_as_of    timestamptz,
     p_known_at timestamptz,
     p_cfg      jsonb,
     p_sparse   bigint[],
-    p_prf      bigint[],
-    p_dense    bigint[]
+    p_prf      bigint[]
 )
     RETURNS TABLE (id bigint, rrf double precision, rrf_norm double precision, dense_rank integer,
                    sparse_rank integer)
@@ -758,29 +706,24 @@ BEGIN
         v_dense_n := v_dense_n * 2;
         v_rail2_n := v_rail2_n * 2;
     END IF;
-    -- The second rail and the focus rail (opt-in) read the vault's size and the dense rail's exact / index
-    -- decision (_dense_side_v1's, made again here only for them).
-    IF (v_qvec2 IS NOT NULL AND v_model2 IS NOT NULL) OR v_qfocus IS NOT NULL THEN
-        IF v_exact IS NULL THEN  -- the caller's count (FastSearch keeps it a minute), else counted
-            v_exact := coalesce((p_cfg ->> 'vault_blocks')::integer, memvault.vault_block_count_v1(
-                greatest(coalesce((p_cfg ->> 'exact_below')::integer, 5000), 5000)))
-                <= coalesce((p_cfg ->> 'exact_below')::integer, 5000);
-        END IF;
-        v_small := v_exact;
-        -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
-        v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
+    IF v_exact IS NULL THEN  -- the caller's count (FastSearch keeps it a minute), else counted
+        v_exact := coalesce((p_cfg ->> 'vault_blocks')::integer, memvault.vault_block_count_v1(
+            greatest(coalesce((p_cfg ->> 'exact_below')::integer, 5000), 5000)))
+            <= coalesce((p_cfg ->> 'exact_below')::integer, 5000);
     END IF;
+    v_small := v_exact;
+    -- A large vault is searched through its own HNSW index; until the background has built it, exactly.
+    v_exact := v_exact OR NOT memvault.has_ann_index_v1(v_vault);
 
-    -- Dense rail (_dense_side_v1), unless given.
-    IF p_dense IS NOT NULL THEN
-        v_dense := p_dense;
-    ELSIF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
-        v_dense := memvault._dense_side_v1(p_qvec, p_as_of, p_known_at, p_cfg);
-    END IF;
-    IF NOT v_exact AND v_qfocus IS NOT NULL THEN
+    -- Dense rail: exact distances in a small vault (or one whose own HNSW index the background has not built
+    -- yet), else the vault's index, whose order is the rank (_dense_rail_v1, shared with the focus query).
+    IF NOT v_exact AND ((p_qvec IS NOT NULL AND v_dense_n > 0) OR v_qfocus IS NOT NULL) THEN
         PERFORM set_config('hnsw.ef_search', memvault.ann_ef_search_v1(
             v_vault, coalesce((p_cfg ->> 'ef_search')::integer, greatest(v_dense_n, 100)))::text, true);
         PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    END IF;
+    IF p_qvec IS NOT NULL AND v_dense_n > 0 THEN
+        v_dense := memvault._dense_rail_v1(v_vault, p_qvec, v_dense_n, v_exact, v_past, v_as_of, v_noise);
     END IF;
 
     -- The second dense rail (opt-in, app/read/rail2.py): the query's vector of the second model against the
@@ -831,26 +774,6 @@ BEGIN
 END
 $$;
 
--- fast_search_v1 given its sparse side (_sparse_side_v1's sparse and prf: ranked ids, NULL for none): the dense
--- rail, the second dense rail and the focus rail, fused with them by RRF. The same rows as fast_search_v1 when
--- p_sparse / p_prf are what _sparse_side_v1 returns for the same p_as_of, p_known_at and p_cfg. Since round 6 of
--- docs/recall-cpu.md: fast_search_v3 running the dense rail itself.
-CREATE OR REPLACE FUNCTION memvault.fast_search_v2(
-    p_qvec     vector,
-    p_as_of    timestamptz,
-    p_known_at timestamptz,
-    p_cfg      jsonb,
-    p_sparse   bigint[],
-    p_prf      bigint[]
-)
-    RETURNS TABLE (id bigint, rrf double precision, rrf_norm double precision, dense_rank integer,
-                   sparse_rank integer)
-    LANGUAGE sql STABLE
-    SET search_path = memvault, public, pg_catalog
-    AS $$
-    SELECT * FROM memvault.fast_search_v3(p_qvec, p_as_of, p_known_at, p_cfg, p_sparse, p_prf, NULL)
-$$;
-
 -- The sparse side (_sparse_side_v1) as one statement of its own, in the vault's scope (memvault._enter_vault_v1,
 -- from the connector's vault: app/read/ahead.py), sent at the start of a recall, before the models embed and
 -- classify the question, on a pooled connection of its own; its rankings go to recall_fast_v5 with the rest.
@@ -880,7 +803,7 @@ GRANT EXECUTE ON FUNCTION memvault.sparse_ahead_v1(uuid, text, text, timestamptz
 
 -- sparse_ahead_v1 with the recall's prefetch probe in the same statement (round 6 of docs/recall-cpu.md): the
 -- Slow Thinker's cached answer for p_hash (prefetch_get_v1's row, its columns NULL on a miss; no probe with
--- p_hash NULL), so that a recall sending its dense rail ahead too stays within four round trips (issue 33).
+-- p_hash NULL): the recall's probe rides with the sparse side, one round trip fewer on the API path (issue 33).
 CREATE OR REPLACE FUNCTION memvault.sparse_ahead_v2(
     p_vault    uuid,
     p_actor    text,
@@ -907,33 +830,6 @@ $$;
 REVOKE ALL ON FUNCTION memvault.sparse_ahead_v2(uuid, text, text, timestamptz, timestamptz, jsonb, bytea)
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memvault.sparse_ahead_v2(uuid, text, text, timestamptz, timestamptz, jsonb, bytea)
-    TO memvault_service;
-
--- The dense side (_dense_side_v1) as one statement of its own, in the vault's scope (memvault._enter_vault_v1,
--- from the connector's vault: app/read/ahead.py), sent by a recall as soon as its query is embedded, while the
--- process classifies, routes and reads the timeframe and the sparse side may still run on the other core; its
--- ranked ids (never NULL: '{}' for none) go to recall_fast_v7 with the sparse side's. The hnsw settings it sets
--- last as long as its own (implicit) transaction. p_as_of NULL is this statement's now() (see sparse_ahead_v1).
-CREATE OR REPLACE FUNCTION memvault.dense_ahead_v1(
-    p_vault    uuid,
-    p_actor    text,
-    p_qvec     vector,
-    p_as_of    timestamptz,
-    p_known_at timestamptz,
-    p_cfg      jsonb
-)
-    RETURNS TABLE (dense bigint[])
-    LANGUAGE plpgsql VOLATILE
-    SET search_path = memvault, public, pg_catalog
-    AS $$
-#variable_conflict use_column
-BEGIN
-    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
-    RETURN QUERY SELECT coalesce(memvault._dense_side_v1(p_qvec, p_as_of, p_known_at, p_cfg), '{}'::bigint[]);
-END
-$$;
-REVOKE ALL ON FUNCTION memvault.dense_ahead_v1(uuid, text, vector, timestamptz, timestamptz, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memvault.dense_ahead_v1(uuid, text, vector, timestamptz, timestamptz, jsonb)
     TO memvault_service;
 
 -- The seven quarantine tags NoiseFilter drops (seed 000, stage 10).

@@ -450,7 +450,7 @@ CREATE OR REPLACE FUNCTION memvault.recall_fast_v4(
 BEGIN
     RETURN QUERY
     WITH c AS MATERIALIZED (
-        SELECT * FROM memvault.fast_search_v3(p_qvec, p_as_of, p_known_at, p_search, p_sparse, p_prf, NULL)
+        SELECT * FROM memvault.fast_search_v2(p_qvec, p_as_of, p_known_at, p_search, p_sparse, p_prf)
     )
     SELECT s.*, c.dense_rank, c.sparse_rank
     FROM memvault.score_candidates_v2((SELECT array_agg(c.id) FROM c), (SELECT array_agg(c.rrf_norm) FROM c),
@@ -501,85 +501,3 @@ REVOKE ALL ON FUNCTION memvault.recall_fast_v5(uuid, text, vector, timestamptz, 
                                                bigint[], bigint[], text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memvault.recall_fast_v5(uuid, text, vector, timestamptz, timestamptz, jsonb, jsonb,
                                                   integer, bigint[], bigint[], text) TO memvault_service;
-
--- recall_fast_v4 given the dense rail too (round 6 of docs/recall-cpu.md): fast_search_v3 with the sparse side's
--- rankings (sparse_ahead_v1/_v2) and the dense rail's (dense_ahead_v1: _dense_side_v1 for the same vector, times
--- and search keys), RRF and the 11 stages. The same rows as recall_fast_v2 when the rankings are the ones
--- recall_fast_v2 would find.
-CREATE OR REPLACE FUNCTION memvault.recall_fast_v6(
-    p_qvec      vector,
-    p_as_of     timestamptz,
-    p_known_at  timestamptz,
-    p_search    jsonb,
-    p_scoring   jsonb,
-    p_limit     integer,
-    p_sparse    bigint[],
-    p_prf       bigint[],
-    p_dense     bigint[]
-)
-    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
-                   factors json, dup_of bigint, dup_cos double precision,
-                   text text, content text, summary text, category text, kind text, source_kind text,
-                   trust_score real, confidence real, tier text, token_count integer, session_id text,
-                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
-                   access_count integer, version integer, dense_rank integer, sparse_rank integer)
-    LANGUAGE plpgsql STABLE
-    SET search_path = memvault, public, pg_catalog
-    AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
-    WITH c AS MATERIALIZED (
-        SELECT * FROM memvault.fast_search_v3(p_qvec, p_as_of, p_known_at, p_search, p_sparse, p_prf, p_dense)
-    )
-    SELECT s.*, c.dense_rank, c.sparse_rank
-    FROM memvault.score_candidates_v2((SELECT array_agg(c.id) FROM c), (SELECT array_agg(c.rrf_norm) FROM c),
-                                      p_qvec, p_as_of, p_known_at, p_scoring, p_limit) s
-    JOIN c ON c.id = s.id
-    ORDER BY s.score DESC, s.id;
-END
-$$;
-
--- recall_fast_v6 as one statement of its own, in the vault's scope, with read_clean: what recall_fast_v5 is to
--- recall_fast_v4 (the vault and the actor put first by the connector: app/read/unit.py).
-CREATE OR REPLACE FUNCTION memvault.recall_fast_v7(
-    p_vault     uuid,
-    p_actor     text,
-    p_qvec      vector,
-    p_as_of     timestamptz,
-    p_known_at  timestamptz,
-    p_search    jsonb,
-    p_scoring   jsonb,
-    p_limit     integer,
-    p_sparse    bigint[],
-    p_prf       bigint[],
-    p_dense     bigint[],
-    p_rules     text
-)
-    RETURNS TABLE (id bigint, score double precision, base double precision, cosine double precision,
-                   factors json, dup_of bigint, dup_cos double precision,
-                   text text, content text, summary text, category text, kind text, source_kind text,
-                   trust_score real, confidence real, tier text, token_count integer, session_id text,
-                   source_turn_ids bigint[], valid_at timestamptz, recorded_at timestamptz,
-                   access_count integer, version integer, dense_rank integer, sparse_rank integer,
-                   read_clean boolean)
-    LANGUAGE plpgsql VOLATILE
-    SET search_path = memvault, public, pg_catalog
-    AS $$
-#variable_conflict use_column
-BEGIN
-    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
-    RETURN QUERY
-    SELECT r.*,
-           (SELECT v.clean FROM memvault.block_read_verdict v  -- one primary-key probe a row, whatever the stats
-             WHERE v.vault_id = p_vault AND v.block_id = r.id AND v.rules = p_rules
-               AND v.text_sha256 = sha256(convert_to(r.content, 'UTF8')))
-    FROM memvault.recall_fast_v6(p_qvec, p_as_of, p_known_at, p_search, p_scoring, p_limit, p_sparse, p_prf,
-                                 p_dense) r
-    ORDER BY r.score DESC, r.id;
-END
-$$;
-REVOKE ALL ON FUNCTION memvault.recall_fast_v7(uuid, text, vector, timestamptz, timestamptz, jsonb, jsonb, integer,
-                                               bigint[], bigint[], bigint[], text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memvault.recall_fast_v7(uuid, text, vector, timestamptz, timestamptz, jsonb, jsonb,
-                                                  integer, bigint[], bigint[], bigint[], text) TO memvault_service;

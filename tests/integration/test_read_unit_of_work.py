@@ -5,12 +5,11 @@ of one recall, and the statements it sends, are counted."""
 from __future__ import annotations
 
 import re
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
-import pytest
 from psycopg import pq
 
 from app.write.items import WriteItem
@@ -65,35 +64,15 @@ async def round_trips(db, tmp_path, statements: list[int] | None = None, called:
                            and line[2] in ("Parse", "Query") and (m := FUNCTION.search(line[3]))])
 
 
-async def _pool_of(db, n: int) -> None:
-    """At least ``n`` connections in ``db``'s pool, idle: a recall takes three at once (the sparse side, the dense
-    side, its unit) and one that finds none idle (the pool opening one, ~5 ms) runs that side in the search (the
-    pool of a service that has answered a few recalls has them)."""
-    async with AsyncExitStack() as stack:
-        for _ in range(n):
-            await stack.enter_async_context(db.session())
-
-
 async def _filled(services, vault) -> None:
     await services.write.remember(vault, [WriteItem(content=t, said_at=T0 + timedelta(hours=i))
                                           for i, t in enumerate(FACTS)])
 
 
-def _dense(services):
-    """The read track with the dense side sent ahead too (``ReadConfig.dense_ahead``, off by default)."""
-    from dataclasses import replace
-
-    from app.read.recall import ReadTrack
-
-    return ReadTrack(services, replace(services.read.config, dense_ahead=True), shortcut=services.read.shortcut)
-
-
-@pytest.mark.parametrize("dense", [False, True], ids=["sparse ahead", "both ahead"])
-async def test_round_trips_of_one_fast_recall(services, vault, tmp_path, dense) -> None:
+async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None:
     await _filled(services, vault)
-    track = _dense(services) if dense else services.read
+    track = services.read
     await track.recall(vault, "where do I live?")  # warm: archetypes, vault size, router
-    await _pool_of(services.db, 4)
     await track.drain()
     statements: list[int] = []
     called: list[list[str]] = []
@@ -105,21 +84,16 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path, dense) 
     # The sparse rail sent ahead of the models on a checkout of its own, with the prefetch probe in the same
     # statement (sparse_ahead_v2: rounds 4 and 6 of docs/recall-cpu.md), then the recall's unit: the search given
     # the sparse side, the log with its write-back, each one statement that scopes itself (recall_fast_v5,
-    # record_recall_v2), one round trip each: three round trips, three statements. With the dense rail sent ahead
-    # too (dense_ahead_v1, round 6, ReadConfig.dense_ahead) on another checkout once the query is embedded, the
-    # search is given both (recall_fast_v7): four (issue 33's "at most 4"). Round 4: [1, 3] (the probe in the unit,
-    # prefetch_get_v2); round 3: [3] (the search ran both rails, recall_fast_v3); until round 3 the same three round
-    # trips carried six statements (BEGIN, the scope's set_config, the probe; the search; the log, COMMIT: [6]),
-    # and the write-back had a transaction of its own before that ([3, 1]). Before issue 33: four transactions of
-    # four round trips each, 16.
-    # (in the order the checkouts were taken: the early statements' first, unless the models answered without
-    # yielding to the loop, when the search would find them without a connection and run the rails itself)
-    if dense:
-        assert seen == statements == [1, 1, 2]
-        assert called == [["sparse_ahead_v2"], ["dense_ahead_v1"], ["recall_fast_v7", "record_recall_v2"]]
-    else:
-        assert seen == statements == [1, 2]
-        assert called == [["sparse_ahead_v2"], ["recall_fast_v5", "record_recall_v2"]]
+    # record_recall_v2), one round trip each: three round trips, three statements. Round 4: [1, 3] (the probe in
+    # the unit, prefetch_get_v2); before it: [3] (the search ran the sparse rail itself, recall_fast_v3); until
+    # round 3 the same three round trips carried six statements (BEGIN, the scope's set_config, the probe; the
+    # search; the log, COMMIT: [6]), and the write-back had a transaction of its own before that ([3, 1]). Before
+    # issue 33: four transactions of four round trips each, 16.
+    # (in the order the checkouts were taken: the early statement's first, unless the models answered without
+    # yielding to the loop, when the search would find it without a connection and run the rail itself)
+    assert seen == [1, 2]
+    assert statements == [1, 2]
+    assert called == [["sparse_ahead_v2"], ["recall_fast_v5", "record_recall_v2"]]
 
 
 async def test_round_trips_of_one_fast_recall_not_sent_ahead(services, vault, tmp_path) -> None:
@@ -140,31 +114,24 @@ async def test_round_trips_of_one_fast_recall_not_sent_ahead(services, vault, tm
     assert called == [["prefetch_get_v2", "recall_fast_v3", "record_recall_v2"]]
 
 
-@pytest.mark.parametrize("dense", [False, True], ids=["sparse ahead", "both ahead"])
-async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault, tmp_path, dense) -> None:
-    """A recall that skips the prefetch probe (a time given, as the benchmarks ask): the sparse side sent ahead
-    (and the dense side with ``dense_ahead``), then two statements, the search and the log, no transaction
-    statement at all (before round 3: BEGIN, scope, search; log, COMMIT: 5)."""
+async def test_round_trips_of_one_fast_recall_without_the_probe(services, vault, tmp_path) -> None:
+    """A recall that skips the prefetch probe (a time given, as the benchmarks ask): the sparse side sent ahead,
+    then two statements, the search and the log, no transaction statement at all (before round 3: BEGIN, scope,
+    search; log, COMMIT: 5)."""
     from app.read.config import RecallOptions
 
     await _filled(services, vault)
-    track = _dense(services) if dense else services.read
+    track = services.read
     options = RecallOptions(thinking="fast", use_prefetch=False, as_of=T0 + timedelta(days=1))
-    await track.recall(vault, "where do I live?", options)  # warm: the vault's size
-    await _pool_of(services.db, 4)
+    await track.recall(vault, "where do I live?", options)  # warm
     statements: list[int] = []
     called: list[list[str]] = []
     async with round_trips(services.db, tmp_path, statements, called) as seen:
         result = await track.recall(vault, "when is my dentist appointment?", options)
     assert result.cards
-    # the sparse side sent ahead (round 4), the dense side (round 6, when on), then the search given them and the
-    # log: [2] before round 4
-    if dense:
-        assert seen == statements == [1, 1, 2]
-        assert called == [["sparse_ahead_v1"], ["dense_ahead_v1"], ["recall_fast_v7", "record_recall_v2"]]
-    else:
-        assert seen == statements == [1, 2]
-        assert called == [["sparse_ahead_v1"], ["recall_fast_v5", "record_recall_v2"]]
+    # the sparse side sent ahead (round 4), then the search given it and the log: [2] before round 4
+    assert seen == [1, 2] and statements == [1, 2]
+    assert called == [["sparse_ahead_v1"], ["recall_fast_v5", "record_recall_v2"]]
 
 
 async def test_the_write_back_is_committed_with_the_log(services, vault) -> None:
@@ -186,25 +153,21 @@ async def test_the_write_back_is_committed_with_the_log(services, vault) -> None
     assert (await services.db.fetchone(logs, vault_id=vault.id))["n"] == before + 1
 
 
-@pytest.mark.parametrize("dense", [False, True], ids=["sparse ahead", "both ahead"])
-async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path, dense) -> None:
+async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path) -> None:
     """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the sparse side sent ahead
-    with the prefetch probe (rounds 4 and 6 of docs/recall-cpu.md), the dense side sent ahead (round 6, with
-    ``dense_ahead``), the recall's unit (the search, the log with its write-back). Round 4: [1, 1, 1, 3]; before
-    it: [1, 1, 3]; before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
-    if dense:  # the service's read track with the dense side sent ahead (ReadConfig.dense_ahead)
-        api_services.read = _dense(api_services)
+    with the prefetch probe (rounds 4 and 6 of docs/recall-cpu.md), the recall's unit (the search, the log with
+    its write-back). Round 4: [1, 1, 1, 3]; before it: [1, 1, 3]; before issue 33: 23 in six transactions (the
+    key's lookup 3, five of 4)."""
     async with served(api_services) as url, httpx.AsyncClient(
             base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=30) as http:
         assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
         body = {"items": [{"content": t} for t in FACTS]}
         assert (await http.post("/v1/vaults/alice/memories", json=body)).status_code == 200
         assert (await http.post("/v1/vaults/alice/recall", json={"query": "where do I live?"})).status_code == 200
-        await _pool_of(api_services.db, 4)
         await api_services.read.drain()
         async with round_trips(api_services.db, tmp_path) as seen:
             r = await http.post("/v1/vaults/alice/recall", json={"query": "when is my dentist appointment?"})
             await api_services.read.drain()
     assert r.status_code == 200 and r.json()["cards"]
     print(f"\nround trips per HTTP recall: {sum(seen)} (per checkout: {seen})")
-    assert seen == ([1, 1, 1, 1, 2] if dense else [1, 1, 1, 2])
+    assert seen == [1, 1, 1, 2]
