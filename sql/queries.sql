@@ -25,6 +25,10 @@ SELECT * FROM memvault.recall_fast_v5(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s::j
 -- app/read/ahead.py, through Database.scoped (the vault and the actor first, from the recall's vault)
 SELECT * FROM memvault.sparse_ahead_v1(%s::uuid, %s, %s, %s, %s, %s::jsonb);
 
+-- sparse_ahead_probed --
+-- app/read/ahead.py, through Database.scoped: sparse_ahead with the prefetch probe (NULL hash: none)
+SELECT * FROM memvault.sparse_ahead_v2(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s::bytea);
+
 -- score_candidates --
 -- app/read/search.py
 SELECT * FROM memvault.score_candidates_v2(%s::bigint[], %s::float8[], %s, %s, %s, %s::jsonb, %s);

@@ -33,6 +33,7 @@ from app.read.sanitize import ReadSanitizer
 from app.read.search import Candidate
 
 if TYPE_CHECKING:
+    from app.read.ahead import SparseAhead
     from app.read.unit import RecallUnit
     from app.services import Services
     from app.vaults import Vault
@@ -186,13 +187,23 @@ class PrefetchCache:
         return options.use_prefetch and options.as_of is None and options.known_at is None \
             and options.thinking is None and options.funnel is None
 
-    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None) -> Prefetched | None:
-        """On the recall's ``unit`` (one statement scoping itself, or in its open transaction), or else in a
+    def probe(self, query: str) -> bytes:
+        """The cache's key for ``query``: what the recall sends with its sparse side (app/read/ahead.py)."""
+        return query_hash(query)
+
+    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None,
+                     ahead: SparseAhead | None = None) -> Prefetched | None:
+        """The row the recall's sparse side brought back with it (``ahead``, when the probe went with it), else
+        read on the recall's ``unit`` (one statement scoping itself, or in its open transaction), or else in a
         transaction of its own."""
-        if unit is None:
-            row = await self.services.db.fetchone(Q.prefetch_get, (query_hash(query),), vault_id=vault.id)
+        key = query_hash(query)
+        probed = await ahead.probed(key) if ahead is not None else None
+        if probed is not None:
+            row = probed[0]
+        elif unit is None:
+            row = await self.services.db.fetchone(Q.prefetch_get, (key,), vault_id=vault.id)
         else:
-            row = await (await unit.execute(Q.prefetch_get, Q.prefetch_get_scoped, (query_hash(query),))).fetchone()
+            row = await (await unit.execute(Q.prefetch_get, Q.prefetch_get_scoped, (key,))).fetchone()
         if row is None:
             self.services.read_counters.incr(vault.id, "prefetch.miss")
             return None

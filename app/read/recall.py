@@ -10,8 +10,8 @@ fast + extras).
 A shortcut (the Slow Thinker's prefetch cache, :mod:`app.read.prefetch`, given by ``Services``) is asked first:
 a hit skips the pipeline, never the sanitizer and the formatter.
 Before the models run, the fast search's sparse side (it needs no vector and nothing a model decides) is sent
-ahead on a connection of its own (:mod:`app.read.ahead`, ``ReadConfig.sparse_ahead``); the search takes its
-rankings when they answer exactly what it asks.
+ahead on a connection of its own (:mod:`app.read.ahead`, ``ReadConfig.sparse_ahead``), with the shortcut's probe;
+the search takes its rankings when they answer exactly what it asks.
 """
 
 from __future__ import annotations
@@ -77,8 +77,13 @@ class Shortcut(Protocol):
 
     def applies(self, options: RecallOptions) -> bool: ...
 
-    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None) -> Prefetched | None:
-        """The prefetched answer, read on the recall's ``unit`` (RecallUnit.execute)."""
+    def probe(self, query: str) -> bytes:
+        """The key the recall's sparse side sends the probe with (app/read/ahead.py)."""
+
+    async def lookup(self, vault: Vault, query: str, unit: RecallUnit | None = None,
+                     ahead: SparseAhead | None = None) -> Prefetched | None:
+        """The prefetched answer: the row ``ahead`` brought back when the probe went with it, else read on the
+        recall's ``unit`` (RecallUnit.execute)."""
 
 
 def _validate(query: str, options: RecallOptions, config: ReadConfig) -> tuple[str, int, int]:
@@ -168,7 +173,7 @@ class ReadTrack:
             async with RecallUnit(self.services.db, vault.id) as unit:
                 if self.shortcut is not None and self.shortcut.applies(options):
                     with clock.stage("prefetch"):
-                        hit = await self.shortcut.lookup(vault, query, unit)
+                        hit = await self.shortcut.lookup(vault, query, unit, ahead)
                     if hit is not None:
                         return await self._finish(unit, vault, query, options, k, budget, hit.candidates, [], clock,
                                                   [], sanitizer, hit.meta, prefetch_hit=True)
@@ -183,13 +188,15 @@ class ReadTrack:
     def _ahead(self, vault: Vault, query: str, options: RecallOptions, k: int) -> SparseAhead | None:
         """The sparse side of the recall's search sent now, before the models run (app/read/ahead.py), when its
         request can be known without them: the vault's size is in ``services.vault_sizes`` and every intent
-        profile has the same NoiseFilter tags (they do: the seed's seven)."""
+        profile has the same NoiseFilter tags (they do: the seed's seven). The shortcut's probe goes with it when
+        the shortcut applies (one round trip fewer: round 6 of docs/recall-cpu.md)."""
         n = self.services.vault_sizes.get(vault.id)
         if not self.config.sparse_ahead or n is None or self._noise_tags is None:
             return None
         request = self._search.request(query, n, self._limit(query, options, k), self._noise_tags, options.as_of,
                                        options.known_at)
-        return SparseAhead.start(self.services.db, vault.id, request)
+        probe = self.shortcut.probe(query) if self.shortcut is not None and self.shortcut.applies(options) else None
+        return SparseAhead.start(self.services.db, vault.id, request, probe)
 
     def _limit(self, query: str, options: RecallOptions, k: int, gathers: bool | None = None) -> int:
         """How many scored candidates the search returns: the read track's, k, the funnel's, SessionSpread's."""

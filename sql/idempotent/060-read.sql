@@ -801,6 +801,37 @@ REVOKE ALL ON FUNCTION memvault.sparse_ahead_v1(uuid, text, text, timestamptz, t
 GRANT EXECUTE ON FUNCTION memvault.sparse_ahead_v1(uuid, text, text, timestamptz, timestamptz, jsonb)
     TO memvault_service;
 
+-- sparse_ahead_v1 with the recall's prefetch probe in the same statement (round 6 of docs/recall-cpu.md): the
+-- Slow Thinker's cached answer for p_hash (prefetch_get_v1's row, its columns NULL on a miss; no probe with
+-- p_hash NULL): the recall's probe rides with the sparse side, one round trip fewer on the API path (issue 33).
+CREATE OR REPLACE FUNCTION memvault.sparse_ahead_v2(
+    p_vault    uuid,
+    p_actor    text,
+    p_query    text,
+    p_as_of    timestamptz,
+    p_known_at timestamptz,
+    p_cfg      jsonb,
+    p_hash     bytea
+)
+    RETURNS TABLE (sparse bigint[], prf bigint[], probed boolean, query text, payload jsonb, confidence real,
+                   created_at timestamptz)
+    LANGUAGE plpgsql VOLATILE
+    SET search_path = memvault, public, pg_catalog
+    AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM memvault._enter_vault_v1(p_vault, p_actor);
+    RETURN QUERY
+    SELECT s.sparse, s.prf, p_hash IS NOT NULL, g.query, g.payload, g.confidence, g.created_at
+    FROM memvault._sparse_side_v1(p_query, p_as_of, p_known_at, p_cfg) s
+    LEFT JOIN memvault.prefetch_get_v1(p_hash) g ON p_hash IS NOT NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION memvault.sparse_ahead_v2(uuid, text, text, timestamptz, timestamptz, jsonb, bytea)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memvault.sparse_ahead_v2(uuid, text, text, timestamptz, timestamptz, jsonb, bytea)
+    TO memvault_service;
+
 -- The seven quarantine tags NoiseFilter drops (seed 000, stage 10).
 CREATE OR REPLACE FUNCTION memvault.default_noise_tags_v1()
     RETURNS text[]

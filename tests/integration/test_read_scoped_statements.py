@@ -1,5 +1,6 @@
 """The recall's self-scoping statements (round 3 of docs/recall-cpu.md: recall_fast_v3, record_recall_v2,
-prefetch_get_v2), logged in as the service's role (memvault_service), as `memvault serve` is: each enters the vault
+prefetch_get_v2; rounds 4 and 6: sparse_ahead_v1/_v2, recall_fast_v5), logged in as the service's role
+(memvault_service), as `memvault serve` is: each enters the vault
 it is given (memvault._enter_vault_v1: row-level security's vault, the actor, the memvault_app role) for its own
 implicit transaction only; it returns exactly what its plain twin returns in that vault's transaction; a vault
 transaction (memvault_app, e.g. vault A's) may not call them to reach vault B; and the connector alone puts the
@@ -64,6 +65,10 @@ async def test_a_scoped_search_sees_its_vault_only_and_equals_the_plain_one(serv
             given = await (await Database.scoped(conn, v.id, Q.recall_fast_given_scoped, (
                 params[0], *params[2:7], ahead["sparse"], ahead["prf"], RULES))).fetchall()
             assert given == scoped
+            # the prefetch probe sent with the sparse side (round 6): the same rankings, a miss for an unknown hash
+            probed = await (await Database.scoped(conn, v.id, Q.sparse_ahead_probed, (
+                params[1], *params[2:5], b"\x00" * 32))).fetchone()
+            assert probed["sparse"] == ahead["sparse"] and probed["probed"] and probed["created_at"] is None
         logged = await (await Database.scoped(conn, other.id, Q.record_recall_scoped, (
             sorted(ids[other.id]), "who is my dentist?", "factual", "LOCAL", "fast", json.dumps({}), 12, None,
             False, json.dumps([]), True, RULES, [], [], []))).fetchone()
@@ -75,7 +80,7 @@ async def test_a_scoped_search_sees_its_vault_only_and_equals_the_plain_one(serv
 
 
 @pytest.mark.parametrize("name", ["recall_fast_scoped", "record_recall_scoped", "prefetch_get_scoped",
-                                  "sparse_ahead", "recall_fast_given_scoped"])
+                                  "sparse_ahead", "recall_fast_given_scoped", "sparse_ahead_probed"])
 async def test_a_vault_transaction_cannot_call_them_to_reach_another_vault(services, api_services, vault,
                                                                            name) -> None:
     """Inside vault A's transaction (memvault_app, as every request's), vault B's id passed to a self-scoping
@@ -88,7 +93,9 @@ async def test_a_vault_transaction_cannot_call_them_to_reach_another_vault(servi
             "sparse_ahead": ("live", T0, None, json.dumps({"sparse_n": 20, "vault_blocks": 4})),
             "recall_fast_given_scoped": (await services.models.embed_query(services.embedder, "live"), T0, None,
                                          json.dumps({"dense_n": 20, "exact": True}), json.dumps({}), 10, [], None,
-                                         RULES)}[name]
+                                         RULES),
+            "sparse_ahead_probed": ("live", T0, None, json.dumps({"sparse_n": 20, "vault_blocks": 4}),
+                                    b"\x00" * 32)}[name]
     with pytest.raises(DatabaseError) as err:
         async with api_services.db.transaction(vault.id) as conn:
             await conn.execute(getattr(Q, name), (str(other.id), "", *args))

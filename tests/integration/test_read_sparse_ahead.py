@@ -2,7 +2,8 @@
 returns the rankings the search's own sparse rail finds (``fast_search_v1``, now ``_sparse_side_v1`` +
 ``fast_search_v2``), ``recall_fast_v5`` given them returns exactly ``recall_fast_v3``'s rows, and a recall that sent
 it ahead returns exactly what one that did not returns; a request that differs, or a statement that has no
-connection yet, is not used."""
+connection yet, is not used. The prefetch probe that goes with it (``sparse_ahead_v2``, round 6) answers the
+shortcut, a hit skipping the pipeline, each counted once; a recall the shortcut does not apply to sends none."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from app.db.connector import Database, act_as
 from app.db.queries import Q
 from app.read.ahead import SparseAhead
 from app.read.config import RecallOptions
+from app.read.pipeline import Pipeline
+from app.read.prefetch import query_hash
 from app.read.recall import ReadTrack
 from app.safety.verdict import RULES
 from tests.integration.read_helpers import Mem, put_blocks
@@ -172,3 +175,79 @@ async def test_nothing_is_sent_ahead_before_the_vault_is_counted(services, vault
     await ahead.settle()
     second = await track.recall(vault, "who is my dentist?", options)
     assert first.ids == second.ids
+
+
+async def _prefetched(services, vault, query: str) -> None:
+    """The Slow Thinker's cached answer for ``query``: one candidate, id 1."""
+    cand = {"id": 1, "score": 0.9, "base": 0.9, "cosine": 0.8, "text": "Dr Lin on Friday", "content": "Dr Lin"}
+    payload = {"session_id": "s", "intent": "factual", "mode": "LOCAL", "thinking": "fast", "candidates": [cand],
+               "sanitize_hits": 0}
+    await services.db.fetchone(Q.prefetch_put, (query_hash(query), query, json.dumps(payload), 0.9, 300),
+                               vault_id=vault.id)
+
+
+def _spy(monkeypatch, cls, name: str) -> list:
+    """Calls of ``cls.name`` recorded: (args, result)."""
+    seen: list = []
+    real = getattr(cls, name)
+
+    async def spy(self, *args, **kwargs):
+        got = await real(self, *args, **kwargs)
+        seen.append((args, got))
+        return got
+
+    monkeypatch.setattr(cls, name, spy)
+    return seen
+
+
+async def test_the_probe_sent_with_the_sparse_side_answers_the_shortcut(services, vault, monkeypatch) -> None:
+    """A prefetched answer (the Slow Thinker's cache) found by the probe that went with the sparse side: the
+    pipeline is skipped, the hit counted once; a miss answered by the same statement, counted once, and the
+    pipeline runs."""
+    await _vault_with_memories(services, vault)
+    await _prefetched(services, vault, "who is my dentist?")
+    track = services.read
+    counters = services.read_counters
+    await track.recall(vault, "where did Biscuit swim?")  # the vault's size counted: sent ahead from now
+    probed = _spy(monkeypatch, SparseAhead, "probed")
+    piped = _spy(monkeypatch, Pipeline, "run")
+    hits, misses = counters.get(vault.id, "prefetch.hit"), counters.get(vault.id, "prefetch.miss")
+    hit = await track.recall(vault, "who is my dentist?")
+    assert hit.meta["prefetch_hit"] and hit.ids == [1]
+    assert piped == []  # the hit skipped the pipeline
+    assert counters.get(vault.id, "prefetch.hit") == hits + 1
+    assert counters.get(vault.id, "prefetch.miss") == misses
+    miss = await track.recall(vault, "what did the puppy chew?")
+    assert not miss.meta["prefetch_hit"] and miss.ids
+    assert len(piped) == 1  # the miss ran it
+    assert counters.get(vault.id, "prefetch.hit") == hits + 1
+    assert counters.get(vault.id, "prefetch.miss") == misses + 1
+    assert [args for args, _ in probed] == [(query_hash("who is my dentist?"),),
+                                            (query_hash("what did the puppy chew?"),)]
+    assert probed[0][1] is not None and probed[0][1][0]["query"] == "who is my dentist?"  # the hit's row came along
+    assert probed[1][1] == (None,)  # the miss: answered by the same statement, no row
+
+
+async def test_a_recall_the_shortcut_does_not_apply_to_sends_no_probe(services, vault, monkeypatch) -> None:
+    """A time given, a thinking mode given, or use_prefetch off: the shortcut does not apply, the sparse side goes
+    without the probe (sparse_ahead_v1), and the cached answer is neither read nor counted."""
+    await _vault_with_memories(services, vault)
+    await _prefetched(services, vault, "who is my dentist?")
+    track = services.read
+    counters = services.read_counters
+    await track.recall(vault, "where did Biscuit swim?")  # the vault's size counted
+    default = track._ahead(vault, "who is my dentist?", RecallOptions(), 10)
+    assert default is not None and default.probe == query_hash("who is my dentist?")
+    await default.settle()
+    started = _spy(monkeypatch, SparseAhead, "_run")
+    piped = _spy(monkeypatch, Pipeline, "run")
+    hits, misses = counters.get(vault.id, "prefetch.hit"), counters.get(vault.id, "prefetch.miss")
+    for options in (RecallOptions(as_of=AS_OF), RecallOptions(thinking="fast"), RecallOptions(use_prefetch=False)):
+        started.clear()
+        piped.clear()
+        result = await track.recall(vault, "who is my dentist?", options)
+        assert not result.meta["prefetch_hit"] and len(piped) == 1, options  # the pipeline answered
+        assert len(started) == 1, options  # the sparse side went ahead ...
+        assert started[0][1].probed is False and started[0][1].prefetch is None, options  # ... with no probe
+    assert counters.get(vault.id, "prefetch.hit") == hits
+    assert counters.get(vault.id, "prefetch.miss") == misses

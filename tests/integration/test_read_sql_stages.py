@@ -92,6 +92,7 @@ def test_every_read_function_pins_search_path(conn) -> None:
         SELECT p.proname FROM pg_proc p
         WHERE p.pronamespace = 'memvault'::regnamespace AND p.prokind = 'f' AND p.proconfig IS NULL
           AND p.proname IN ('fast_search_v1', 'fast_search_v2', '_sparse_side_v1', 'recall_fast_v4',
+                            'sparse_ahead_v2',
                             'score_candidates_v2', 'recall_fast_v2', 'record_recall_v1',
                             'graph_expand_v1', 'cascade_seed_entities_v1', 'lexeme_stats_v1', 'sparse_plan_v1',
                             'sparse_plan_v3', 'sparse_plan_v4',

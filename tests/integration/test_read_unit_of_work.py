@@ -81,19 +81,19 @@ async def test_round_trips_of_one_fast_recall(services, vault, tmp_path) -> None
         await track.drain()
     assert result.cards
     print(f"\nround trips per recall: {sum(seen)} (per checkout: {seen}), statements: {statements}, {called}")
-    # The sparse rail sent ahead of the models on a checkout of its own (sparse_ahead_v1: round 4 of
-    # docs/recall-cpu.md), then the recall's unit: the prefetch probe, the search given the sparse side, the log
-    # with its write-back, each one statement that scopes itself (prefetch_get_v2, recall_fast_v5,
-    # record_recall_v2), one round trip each: four round trips, four statements. Before round 4: [3] (the
-    # search ran the sparse rail itself, recall_fast_v3); until round 3 the same three round trips carried six
-    # statements (BEGIN, the scope's set_config, the probe; the search; the log, COMMIT: [6]), and the
-    # write-back had a transaction of its own before that ([3, 1]). Before issue 33: four transactions of four
-    # round trips each, 16.
+    # The sparse rail sent ahead of the models on a checkout of its own, with the prefetch probe in the same
+    # statement (sparse_ahead_v2: rounds 4 and 6 of docs/recall-cpu.md), then the recall's unit: the search given
+    # the sparse side, the log with its write-back, each one statement that scopes itself (recall_fast_v5,
+    # record_recall_v2), one round trip each: three round trips, three statements. Round 4: [1, 3] (the probe in
+    # the unit, prefetch_get_v2); before it: [3] (the search ran the sparse rail itself, recall_fast_v3); until
+    # round 3 the same three round trips carried six statements (BEGIN, the scope's set_config, the probe; the
+    # search; the log, COMMIT: [6]), and the write-back had a transaction of its own before that ([3, 1]). Before
+    # issue 33: four transactions of four round trips each, 16.
     # (in the order the checkouts were taken: the early statement's first, unless the models answered without
     # yielding to the loop, when the search would find it without a connection and run the rail itself)
-    assert seen == [1, 3]
-    assert statements == [1, 3]
-    assert called == [["sparse_ahead_v1"], ["prefetch_get_v2", "recall_fast_v5", "record_recall_v2"]]
+    assert seen == [1, 2]
+    assert statements == [1, 2]
+    assert called == [["sparse_ahead_v2"], ["recall_fast_v5", "record_recall_v2"]]
 
 
 async def test_round_trips_of_one_fast_recall_not_sent_ahead(services, vault, tmp_path) -> None:
@@ -155,8 +155,9 @@ async def test_the_write_back_is_committed_with_the_log(services, vault) -> None
 
 async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_path) -> None:
     """The whole request: the key's lookup, the vault's (the ``v`` dependency, once), the sparse side sent ahead
-    (round 4 of docs/recall-cpu.md), the recall's unit (its write-back with its log). Before round 4: [1, 1, 3];
-    before issue 33: 23 in six transactions (the key's lookup 3, five of 4)."""
+    with the prefetch probe (rounds 4 and 6 of docs/recall-cpu.md), the recall's unit (the search, the log with
+    its write-back). Round 4: [1, 1, 1, 3]; before it: [1, 1, 3]; before issue 33: 23 in six transactions (the
+    key's lookup 3, five of 4)."""
     async with served(api_services) as url, httpx.AsyncClient(
             base_url=url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=30) as http:
         assert (await http.post("/v1/vaults", json={"name": "alice"})).status_code == 201
@@ -169,4 +170,4 @@ async def test_round_trips_of_one_recall_over_http(api_services, admin_key, tmp_
             await api_services.read.drain()
     assert r.status_code == 200 and r.json()["cards"]
     print(f"\nround trips per HTTP recall: {sum(seen)} (per checkout: {seen})")
-    assert seen == [1, 1, 1, 3]
+    assert seen == [1, 1, 1, 2]
