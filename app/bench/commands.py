@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from app.bench import dream, embed, guard, hooks, ingest, keep, latency, load, locomo, longmemeval, report
+from app.bench import answers, dream, embed, guard, hooks, ingest, keep, latency, load, locomo, longmemeval, report
 
-_BENCHES = (embed, ingest, guard, longmemeval, locomo, latency, load, report, dream, hooks, keep)
+_BENCHES = (embed, ingest, guard, longmemeval, locomo, latency, answers, load, report, dream, hooks, keep)
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
